@@ -1,0 +1,220 @@
+//! Reads a whole change file: the header check first, then every record into a
+//! typed change or a reject with its line number, raw text and reason.
+
+use crate::contract::{check_header, HeaderMismatch};
+use crate::record::{parse_fields, OrderChange, RejectReason};
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A record that did not parse, kept with its raw text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reject {
+    /// 1-based line where the record starts in the file.
+    pub line: u64,
+    /// The record as written, without its line end (invalid UTF-8 replaced by U+FFFD).
+    pub raw: String,
+    /// The first field when there is one, as text, to help find the order.
+    pub order_id: Option<String>,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
+/// Everything a file holds once its header has passed the contract.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParsedFile {
+    /// Records that parsed, in file order.
+    pub changes: Vec<OrderChange>,
+    /// Records that did not.
+    pub rejects: Vec<Reject>,
+}
+
+impl ParsedFile {
+    /// Records read: every non-blank record after the header.
+    pub fn records(&self) -> u64 {
+        (self.changes.len() + self.rejects.len()) as u64
+    }
+}
+
+/// Reads `bytes` as an RFC 4180 CSV change file.
+///
+/// A UTF-8 BOM and CRLF line ends are accepted, blank lines are skipped and not
+/// counted. A header that is not the contract refuses the whole file.
+pub fn read_changes(bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(body);
+    let mut record = csv::ByteRecord::new();
+    let mut parsed = ParsedFile::default();
+    let mut header_seen = false;
+    // Line numbers counted here: csv's own do not count the blank lines it skips.
+    let (mut line, mut counted) = (1u64, 0usize);
+    loop {
+        let start = reader.position().byte() as usize;
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => {
+                // csv reading from memory only fails on I/O, which cannot happen here;
+                // keep the rest of the file as one reject rather than drop it.
+                let raw = String::from_utf8_lossy(&body[start.min(body.len())..]);
+                parsed.rejects.push(Reject {
+                    line: reader.position().line(),
+                    raw: raw.trim_end_matches(['\r', '\n']).to_string(),
+                    order_id: None,
+                    reason: format!("unreadable CSV: {e}"),
+                });
+                break;
+            }
+        }
+        let end = reader.position().byte() as usize;
+        if !header_seen {
+            let names: Vec<String> = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            check_header(Some(&names))?;
+            header_seen = true;
+            continue;
+        }
+        let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
+        line += body[counted.min(first)..first.min(body.len())]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count() as u64;
+        counted = first.max(counted);
+        match decode(&record).and_then(|fields| parse_fields(&fields)) {
+            Ok(change) => parsed.changes.push(change),
+            Err(reason) => parsed.rejects.push(Reject {
+                line,
+                raw: raw_text(body, first, end),
+                order_id: record
+                    .get(0)
+                    .filter(|f| !f.is_empty())
+                    .map(|f| String::from_utf8_lossy(f).into_owned()),
+                reason: reason.to_string(),
+            }),
+        }
+    }
+    if !header_seen {
+        check_header(None)?;
+    }
+    Ok(parsed)
+}
+
+fn decode(record: &csv::ByteRecord) -> Result<Vec<&str>, RejectReason> {
+    record
+        .iter()
+        .map(|f| std::str::from_utf8(f).map_err(|_| RejectReason::NotUtf8))
+        .collect()
+}
+
+/// How many bytes of blank lines open `slice`.
+fn leading_line_ends(slice: &[u8]) -> usize {
+    slice
+        .iter()
+        .position(|b| !matches!(b, b'\r' | b'\n'))
+        .unwrap_or(slice.len())
+}
+
+/// The record's bytes (from its first byte) without its line end.
+fn raw_text(body: &[u8], first: usize, end: usize) -> String {
+    let slice = &body[first.min(body.len())..end.min(body.len())];
+    let last = slice
+        .iter()
+        .rposition(|b| !matches!(b, b'\r' | b'\n'))
+        .map_or(0, |i| i + 1);
+    String::from_utf8_lossy(&slice[..last]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n";
+
+    fn read(body: &str) -> ParsedFile {
+        read_changes(format!("{HEADER}{body}").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn seed_day_one_has_one_reject() {
+        let p = read(
+            "1001,C01,placed,25.50,EUR,2026-10-01T09:15:00,2026-10-01T09:15:00\n\
+                      1003,C03,placed,abc,EUR,2026-10-02T11:30:00,2026-10-02T11:30:00\n",
+        );
+        assert_eq!(p.changes.len(), 1);
+        assert_eq!(p.rejects.len(), 1);
+        let r = &p.rejects[0];
+        assert_eq!(r.line, 3);
+        assert_eq!(
+            r.raw,
+            "1003,C03,placed,abc,EUR,2026-10-02T11:30:00,2026-10-02T11:30:00"
+        );
+        assert_eq!(r.order_id.as_deref(), Some("1003"));
+        assert!(r.reason.contains("amount"), "{}", r.reason);
+    }
+
+    #[test]
+    fn bom_crlf_and_blank_lines() {
+        let text = format!(
+            "\u{feff}{}\r\n\r\n1,C,placed,1.00,EUR,,2026-10-01T00:00:00\r\n\r\n\r\nx,C,placed,1.00,EUR,,2026-10-01T00:00:00\r\n",
+            HEADER.trim_end()
+        );
+        let p = read_changes(text.as_bytes()).unwrap();
+        assert_eq!(p.records(), 2);
+        assert_eq!(p.changes.len(), 1);
+        assert_eq!(p.rejects[0].line, 6);
+        assert_eq!(p.rejects[0].raw, "x,C,placed,1.00,EUR,,2026-10-01T00:00:00");
+    }
+
+    #[test]
+    fn quoted_fields_with_commas_quotes_and_newlines() {
+        let p = read(
+            "1,\"C,1\",\"said \"\"hi\"\"\nthen left\",1.00,EUR,,2026-10-01T00:00:00\n\
+                      2,\"x\ny\",placed,bad,EUR,,2026-10-01T00:00:00\n",
+        );
+        assert_eq!(p.changes.len(), 1);
+        assert_eq!(p.changes[0].customer_id.as_deref(), Some("C,1"));
+        assert_eq!(
+            p.changes[0].status.as_deref(),
+            Some("said \"hi\"\nthen left")
+        );
+        assert_eq!(p.rejects[0].line, 4);
+        assert_eq!(
+            p.rejects[0].raw,
+            "2,\"x\ny\",placed,bad,EUR,,2026-10-01T00:00:00"
+        );
+    }
+
+    #[test]
+    fn header_only_and_empty() {
+        assert_eq!(read("").records(), 0);
+        assert!(read_changes(b"").is_err());
+        assert!(read_changes(b"\xEF\xBB\xBF\n\n").is_err());
+        let e = read_changes(b"order_id,status\n1,x\n").unwrap_err();
+        assert_eq!(e.found, vec!["order_id", "status"]);
+    }
+
+    #[test]
+    fn field_count_invalid_utf8_nul_and_unterminated_quote() {
+        let mut bytes = HEADER.as_bytes().to_vec();
+        bytes.extend_from_slice(b"1,C,placed,1.00,EUR,,2026-10-01T00:00:00,extra\n");
+        bytes.extend_from_slice(b"2,C\xff,placed,1.00,EUR,,2026-10-01T00:00:00\n");
+        bytes.extend_from_slice(b"3,C\0,placed,1.00,EUR,,2026-10-01T00:00:00\n");
+        bytes.extend_from_slice(b"4,\"C,placed,1.00,EUR,,2026-10-01T00:00:00\n");
+        let p = read_changes(&bytes).unwrap();
+        assert_eq!(p.changes.len(), 1, "the NUL byte is data, not an error");
+        assert_eq!(p.changes[0].customer_id.as_deref(), Some("C\0"));
+        let reasons: Vec<&str> = p.rejects.iter().map(|r| r.reason.as_str()).collect();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert!(reasons[0].contains("8 fields"));
+        assert!(reasons[1].contains("UTF-8"));
+        assert!(p.rejects[1].raw.contains('\u{fffd}'));
+        assert!(
+            reasons[2].contains("fields"),
+            "unterminated quote swallows the rest: {reasons:?}"
+        );
+    }
+}

@@ -1,0 +1,71 @@
+//! The Delta Lake adapter of deltaload: it owns every Arrow and Delta call.
+//!
+//! A [`Lake`] is a root (a local directory or an object-store URI) holding four
+//! Delta tables, created on first use:
+//!
+//! | table | one row per | written with |
+//! |---|---|---|
+//! | `orders` | order (its newest change) | MERGE, update only when newer |
+//! | `rejected_orders` | record that did not parse | replace_where on the source file |
+//! | `ledger` | file version (location + content) | replace_where on that key |
+//! | `reconciliation` | load of a file version | replace_where on that key |
+//!
+//! [`Lake::load`] loads one [`SourceFile`]; the CLI and the event handlers call it
+//! the same way, whatever the file came from.
+
+mod batches;
+pub mod error;
+mod ledger;
+mod load;
+pub mod location;
+mod merge;
+mod schema;
+mod show;
+mod table;
+
+pub use error::LakeError;
+pub use ledger::{LedgerEntry, LedgerStatus};
+#[cfg(feature = "faults")]
+pub use load::FaultPoint;
+pub use load::{LoadOptions, LoadOutcome, Loaded, SourceFile};
+pub use location::{lake_url, local_source};
+pub use schema::TableName;
+pub use show::{render_table, table_rows, table_version};
+
+use deltalake::datafusion::prelude::SessionContext;
+use deltalake::DeltaTable;
+use url::Url;
+
+/// The four tables of a lake, opened (and created when missing) at `root`.
+pub struct Lake {
+    root: Url,
+    ctx: SessionContext,
+    orders: DeltaTable,
+    rejected: DeltaTable,
+    ledger: DeltaTable,
+    reconciliation: DeltaTable,
+}
+
+impl Lake {
+    /// Opens the lake at `root`, creating any missing table.
+    pub async fn open(root: &Url) -> Result<Self, LakeError> {
+        Ok(Self {
+            root: root.clone(),
+            ctx: deltalake::delta_datafusion::create_session().into_inner(),
+            orders: table::open_or_create(root, TableName::Orders).await?,
+            rejected: table::open_or_create(root, TableName::RejectedOrders).await?,
+            ledger: table::open_or_create(root, TableName::Ledger).await?,
+            reconciliation: table::open_or_create(root, TableName::Reconciliation).await?,
+        })
+    }
+
+    /// The lake's root.
+    pub fn root(&self) -> &Url {
+        &self.root
+    }
+
+    /// The current version of the `orders` table.
+    pub fn orders_version(&self) -> Option<u64> {
+        self.orders.version()
+    }
+}

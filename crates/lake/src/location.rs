@@ -1,0 +1,67 @@
+//! Lake roots and source files: local paths or URIs, made absolute and canonical.
+
+use crate::error::LakeError;
+use std::path::Path;
+use url::Url;
+
+/// Turns `--lake` (a directory or a URI such as `s3://bucket/prefix`) into a URL
+/// ending in `/`. A local directory is created when missing.
+pub fn lake_url(lake: &str) -> Result<Url, LakeError> {
+    let err = |reason: String| LakeError::Location {
+        location: lake.to_string(),
+        reason,
+    };
+    let mut url = match Url::parse(lake) {
+        Ok(url) if url.scheme().len() > 1 && url.scheme() != "file" => url,
+        Ok(url) if url.scheme() == "file" => {
+            let path = url
+                .to_file_path()
+                .map_err(|_| err("not a local path".to_string()))?;
+            local_dir_url(&path).map_err(err)?
+        }
+        _ => local_dir_url(Path::new(lake)).map_err(err)?,
+    };
+    if !url.path().ends_with('/') {
+        let path = format!("{}/", url.path());
+        url.set_path(&path);
+    }
+    Ok(url)
+}
+
+fn local_dir_url(path: &Path) -> Result<Url, String> {
+    std::fs::create_dir_all(path).map_err(|e| format!("cannot create the directory: {e}"))?;
+    let abs = path
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve the directory: {e}"))?;
+    Url::from_directory_path(&abs).map_err(|_| "not an absolute path".to_string())
+}
+
+/// The canonical location of a local source file: its absolute path, symlinks resolved.
+pub fn local_source(path: &str) -> Result<String, LakeError> {
+    let abs = Path::new(path)
+        .canonicalize()
+        .map_err(|source| LakeError::ReadSource {
+            path: path.to_string(),
+            source,
+        })?;
+    Ok(abs.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_dirs_become_absolute_urls_with_a_slash() {
+        let dir = tempfile::tempdir().unwrap();
+        let lake = dir.path().join("a/b");
+        let url = lake_url(lake.to_str().unwrap()).unwrap();
+        assert_eq!(url.scheme(), "file");
+        assert!(url.path().ends_with("/a/b/"));
+        assert!(lake.is_dir());
+        assert_eq!(
+            lake_url("s3://bucket/prefix").unwrap().as_str(),
+            "s3://bucket/prefix/"
+        );
+    }
+}

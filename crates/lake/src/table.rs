@@ -1,0 +1,146 @@
+//! Opening, creating and querying one Delta table.
+
+use crate::error::LakeError;
+use crate::schema::TableName;
+use deltalake::arrow::array::{Array, ArrayRef, AsArray};
+use deltalake::arrow::compute::cast;
+use deltalake::arrow::datatypes::{DataType, Int64Type};
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::prelude::SessionContext;
+use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+use deltalake::kernel::StructType;
+use deltalake::{DeltaTable, DeltaTableError};
+use url::Url;
+
+/// The URL of a table under the lake root.
+pub(crate) fn table_url(root: &Url, name: TableName) -> Result<Url, LakeError> {
+    root.join(&format!("{}/", name.as_str()))
+        .map_err(|e| LakeError::Location {
+            location: root.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// Opens the table, or `None` when nothing has been written there yet.
+pub(crate) async fn open(root: &Url, name: TableName) -> Result<Option<DeltaTable>, LakeError> {
+    let url = table_url(root, name)?;
+    let table = DeltaTable::try_from_url(url.clone())
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))?;
+    Ok(table.version().is_some().then_some(table))
+}
+
+/// Opens the table, creating it with its schema when it does not exist yet.
+///
+/// Two processes may race to create it: the loser of the race opens the winner's table.
+pub(crate) async fn open_or_create(root: &Url, name: TableName) -> Result<DeltaTable, LakeError> {
+    let url = table_url(root, name)?;
+    if url.scheme() == "file" {
+        if let Ok(path) = url.to_file_path() {
+            std::fs::create_dir_all(&path).map_err(|e| LakeError::Location {
+                location: url.to_string(),
+                reason: format!("cannot create the table directory: {e}"),
+            })?;
+        }
+    }
+    let table = DeltaTable::try_from_url(url.clone())
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))?;
+    if table.version().is_some() {
+        return Ok(table);
+    }
+    let schema: StructType =
+        name.schema()
+            .as_ref()
+            .try_into_kernel()
+            .map_err(|e| LakeError::Invariant {
+                table: name.as_str(),
+                detail: format!("schema does not convert to Delta: {e}"),
+            })?;
+    let created = table
+        .create()
+        .with_table_name(name.as_str())
+        .with_columns(schema.fields().cloned())
+        .await;
+    match created {
+        Ok(table) => Ok(table),
+        Err(DeltaTableError::VersionAlreadyExists(_)) => {
+            let mut table = DeltaTable::try_from_url(url.clone())
+                .await
+                .map_err(LakeError::delta(name.as_str(), &url))?;
+            table
+                .load()
+                .await
+                .map_err(LakeError::delta(name.as_str(), &url))?;
+            Ok(table)
+        }
+        Err(e) => Err(LakeError::delta(name.as_str(), &url)(e)),
+    }
+}
+
+/// Runs `sql` with the table registered as `name`, and collects the result.
+pub(crate) async fn query(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: TableName,
+    sql: &str,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let err = LakeError::query(name.as_str());
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(|e| LakeError::Invariant {
+            table: name.as_str(),
+            detail: format!("cannot register its storage for queries: {e}"),
+        })?;
+    let provider = table
+        .table_provider()
+        .await
+        .map_err(LakeError::query(name.as_str()))?;
+    ctx.deregister_table(name.as_str())
+        .map_err(LakeError::query(name.as_str()))?;
+    ctx.register_table(name.as_str(), provider)
+        .map_err(LakeError::query(name.as_str()))?;
+    let df = ctx
+        .sql(sql)
+        .await
+        .map_err(LakeError::query(name.as_str()))?;
+    df.collect().await.map_err(err)
+}
+
+/// Quotes a string as an SQL literal.
+pub(crate) fn sql_string(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Reloads the table to its latest version.
+pub(crate) async fn refresh(table: &mut DeltaTable, name: TableName) -> Result<(), LakeError> {
+    let url = table.table_url().clone();
+    table
+        .update_incremental(None)
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))
+}
+
+/// The first value of a string column (Utf8, LargeUtf8 or Utf8View), as text.
+pub(crate) fn first_string(column: &ArrayRef) -> Result<Option<String>, LakeError> {
+    let text = cast(column, &DataType::Utf8).map_err(LakeError::arrow("query result"))?;
+    let text = text
+        .as_string_opt::<i32>()
+        .ok_or_else(|| LakeError::Invariant {
+            table: "query result",
+            detail: format!("expected text, found {}", column.data_type()),
+        })?;
+    Ok((!text.is_empty() && !text.is_null(0)).then(|| text.value(0).to_string()))
+}
+
+/// The first value of an integer column, as i64.
+pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
+    let longs = cast(column, &DataType::Int64).map_err(LakeError::arrow("query result"))?;
+    let longs = longs
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| LakeError::Invariant {
+            table: "query result",
+            detail: format!("expected an integer, found {}", column.data_type()),
+        })?;
+    Ok((!longs.is_empty() && !longs.is_null(0)).then(|| longs.value(0)))
+}

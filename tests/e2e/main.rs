@@ -1,0 +1,16 @@
+//! The end-to-end suite of deltaload, one test binary (run with `./test`).
+
+mod crash;
+mod load_cli;
+mod permutations;
+mod python_reader;
+mod refusals;
+mod rejects;
+
+use deltaload_tests::Sandbox;
+use std::process::Output;
+
+/// Runs the `deltaload` command (built with the fault switch) in `sb`.
+pub fn deltaload(sb: &Sandbox, args: &[&str], fault: Option<&str>) -> Output {
+    sb.cli_at(env!("CARGO_BIN_EXE_deltaload-faulty"), args, fault)
+}

@@ -1,0 +1,145 @@
+//! Helpers of the end-to-end suite: seed files, a lake in a temporary directory,
+//! and the `deltaload` command run as a child process.
+
+use deltaload_lake::{lake_url, table_rows, Lake, LoadOptions, LoadOutcome, SourceFile, TableName};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use url::Url;
+
+/// The contract's header line.
+pub const HEADER: &str = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n";
+
+/// The seed's first day (seed 000, `2026-10-03.csv`).
+pub const DAY1: &str = include_str!("../../examples/seed/raw/changes/2026-10-03.csv");
+/// The seed's second day (seed 000, `2026-10-04.csv`).
+pub const DAY2: &str = include_str!("../../examples/seed/raw/changes/2026-10-04.csv");
+
+/// A lake and a folder of change files, both in one temporary directory.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub root: Url,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root =
+            lake_url(dir.path().join("lake").to_str().expect("utf-8 path")).expect("lake url");
+        Self { dir, root }
+    }
+
+    /// Writes a change file under `raw/` and returns its path.
+    pub fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.dir.path().join("raw").join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, content).expect("write file");
+        path
+    }
+
+    pub fn lake_dir(&self) -> PathBuf {
+        self.dir.path().join("lake")
+    }
+
+    pub async fn lake(&self) -> Lake {
+        Lake::open(&self.root).await.expect("open lake")
+    }
+
+    /// Loads `path` in-process, the way the CLI does.
+    pub async fn load(&self, path: &Path, force: bool) -> LoadOutcome {
+        let mut lake = self.lake().await;
+        let file = SourceFile {
+            location: deltaload_lake::local_source(path.to_str().expect("utf-8")).expect("source"),
+            bytes: std::fs::read(path).expect("read"),
+            etag: None,
+            version_id: None,
+        };
+        lake.load(
+            &file,
+            LoadOptions {
+                force,
+                ..LoadOptions::default()
+            },
+        )
+        .await
+        .expect("load")
+    }
+
+    /// Rows of a table as text, sorted by its key.
+    pub async fn rows(&self, table: TableName, columns: &str) -> Vec<Vec<String>> {
+        table_rows(&self.root, table, columns)
+            .await
+            .expect("table rows")
+    }
+
+    /// The contract columns of `orders`, sorted by order_id.
+    pub async fn orders(&self) -> Vec<Vec<String>> {
+        self.rows(
+            TableName::Orders,
+            "order_id, customer_id, status, amount, currency, ordered_at, updated_at",
+        )
+        .await
+    }
+
+    /// Everything the four tables hold that one clean load would reproduce
+    /// (load times and versions left out; the sandbox's own path written `<sandbox>`).
+    pub async fn state(&self) -> Vec<Vec<Vec<String>>> {
+        let dir = self.dir.path().canonicalize().expect("sandbox path");
+        let dir = dir.to_str().expect("utf-8 path");
+        let tables = vec![
+            self.orders().await,
+            self.rows(TableName::Orders, "order_id, source_file").await,
+            self.rows(TableName::RejectedOrders, "source_file, content_id, line_number, order_id, raw_line, reason").await,
+            self.rows(
+                TableName::Ledger,
+                "location, content_id, size, status, reason, records, rejected, inserted, updated, stale",
+            )
+            .await,
+            self.rows(
+                TableName::Reconciliation,
+                "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced",
+            )
+            .await,
+        ];
+        tables
+            .into_iter()
+            .map(|rows| {
+                rows.into_iter()
+                    .map(|row| {
+                        row.into_iter()
+                            .map(|cell| cell.replace(dir, "<sandbox>"))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Runs the `deltaload` command at `exe` in the sandbox, with `DELTALOAD_FAULT`
+    /// set to `fault` when given.
+    pub fn cli_at(&self, exe: &str, args: &[&str], fault: Option<&str>) -> Output {
+        let mut cmd = Command::new(exe);
+        cmd.current_dir(self.dir.path())
+            .args(args)
+            .env_remove("DELTALOAD_LAKE");
+        if let Some(point) = fault {
+            cmd.env("DELTALOAD_FAULT", point);
+        }
+        cmd.output().expect("run deltaload")
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Standard output of a finished command as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Standard error of a finished command as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
