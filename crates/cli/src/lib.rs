@@ -33,18 +33,43 @@ pub fn main_entry() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("deltaload: {e:#}");
+            eprintln!("deltaload: {}", render_error(&e));
             ExitCode::from(1)
         }
     }
 }
 
+/// The error and its causes, each cause left out when an earlier message already says it.
+pub fn render_error(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let message = cause.to_string();
+        if text.contains(&message) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&message);
+    }
+    text
+}
+
+/// Directives added to the user's filter: the Delta kernel logs an ERROR for every
+/// table that does not exist yet (normal on first use) and merge metrics at WARN;
+/// their real failures reach us as errors anyway.
+const QUIET_DEPENDENCIES: &str = "buoyant_kernel=off,deltalake_core=error";
+
 fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    use std::io::IsTerminal;
+    let directives = format!("{QUIET_DEPENDENCIES},{filter}");
+    let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{QUIET_DEPENDENCIES},warn"))
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
@@ -57,5 +82,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("{}", deltaload_lake::render_table(&root, args.table).await?);
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_already_said_are_not_repeated() {
+        let inner = std::io::Error::other("disk full");
+        let outer = anyhow::Error::new(inner).context("writing orders: disk full");
+        assert_eq!(render_error(&outer), "writing orders: disk full");
+        let plain =
+            anyhow::Error::new(std::io::Error::other("disk full")).context("writing orders");
+        assert_eq!(render_error(&plain), "writing orders: disk full");
     }
 }

@@ -24,6 +24,11 @@ pub(crate) fn table_url(root: &Url, name: TableName) -> Result<Url, LakeError> {
 /// Opens the table, or `None` when nothing has been written there yet.
 pub(crate) async fn open(root: &Url, name: TableName) -> Result<Option<DeltaTable>, LakeError> {
     let url = table_url(root, name)?;
+    if let Ok(path) = url.to_file_path() {
+        if url.scheme() == "file" && !path.join("_delta_log").is_dir() {
+            return Ok(None);
+        }
+    }
     let table = DeltaTable::try_from_url(url.clone())
         .await
         .map_err(LakeError::delta(name.as_str(), &url))?;

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of `deltaload load` against the Python delta-rs baseline.
+
+Generates a change stream with ../shared/bench/gen_changes.py (deterministic),
+then loads it file by file, one process per file (as one Lambda invocation per
+file), alternating deltaload and the baseline on the same files in the same run,
+each into its own fresh lake. Prints per-file wall time and peak memory, the
+medians, the ratio baseline/deltaload, and checks that both printed the same
+counts for every file.
+
+  bench/bench.py [--scenario b|seed] [--bin PATH] [--python PATH] [--work DIR]
+
+Figures are whole-process wall-clock seconds and peak resident memory (maxrss)
+of each child process, read with os.wait4.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "bench"
+
+SCENARIOS = {
+    # name: gen_changes.py arguments
+    "b": ["--files", "20", "--rows", "50000", "--orders", "500000", "--seed", "42"],
+    "seed": ["--seed-dataset"],
+}
+
+
+def timed(cmd):
+    """Runs cmd as a child; returns (wall s, peak RSS MiB, stdout, stderr, exit code)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                os.execvp(cmd[0], cmd)
+            finally:
+                os._exit(127)
+        _, status, usage = os.wait4(pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        return (wall, usage.ru_maxrss / 1024, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), os.waitstatus_to_exitcode(status))
+
+
+COUNTS = re.compile(r": (\d+) rejected, (\d+) updated, (\d+) added")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenario", choices=sorted(SCENARIOS), default="b")
+    ap.add_argument("--bin", default=str(Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release" / "deltaload"))
+    ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    ap.add_argument("--work", default="/tmp/deltaload-bench")
+    args = ap.parse_args(argv)
+
+    gen = SHARED / "gen_changes.py"
+    baseline = SHARED / "py_load_orders.py"
+    if not gen.exists():
+        raise SystemExit(f"{gen} not found: the benchmark needs ../shared/bench beside the clone")
+    work = Path(args.work)
+    data = work / f"data-{args.scenario}"
+    if not data.exists():
+        subprocess.run([sys.executable, str(gen), *SCENARIOS[args.scenario], "--out", str(data)], check=True,
+                       stdout=subprocess.DEVNULL)
+    files = sorted(p for p in data.iterdir() if p.suffix == ".csv")
+    lakes = {"deltaload": work / "lake-deltaload", "baseline": work / "lake-baseline"}
+    for lake in lakes.values():
+        shutil.rmtree(lake, ignore_errors=True)
+    commands = {
+        "deltaload": lambda f: [args.bin, "load", "--lake", str(lakes["deltaload"]), str(f)],
+        "baseline": lambda f: [args.python, str(baseline), "--warehouse", str(lakes["baseline"]), str(f)],
+    }
+    results = {name: [] for name in commands}
+    print(f"scenario {args.scenario}: {len(files)} files from {data}")
+    print(f"{'file':<22} {'deltaload s':>11} {'MiB':>6} {'baseline s':>10} {'MiB':>6} {'ratio':>6}")
+    mismatches = 0
+    for i, f in enumerate(files):
+        order = ["deltaload", "baseline"] if i % 2 == 0 else ["baseline", "deltaload"]
+        row = {}
+        for name in order:
+            wall, rss, out, err, code = timed(commands[name](f))
+            if code not in (0, 2):
+                raise SystemExit(f"{name} failed on {f} (exit {code}): {err.strip()}")
+            m = COUNTS.search(out)
+            row[name] = (wall, rss, m.groups() if m else None)
+            results[name].append((wall, rss))
+        if row["deltaload"][2] != row["baseline"][2]:
+            mismatches += 1
+            print(f"  counts differ on {f.name}: deltaload {row['deltaload'][2]}, baseline {row['baseline'][2]}")
+        d, b = row["deltaload"], row["baseline"]
+        print(f"{f.name:<22} {d[0]:>11.3f} {d[1]:>6.0f} {b[0]:>10.3f} {b[1]:>6.0f} {b[0] / d[0]:>6.2f}")
+    med = {n: statistics.median(w for w, _ in r) for n, r in results.items()}
+    peak = {n: max(m for _, m in r) for n, r in results.items()}
+    total = {n: sum(w for w, _ in r) for n, r in results.items()}
+    print()
+    print(f"median per file: deltaload {med['deltaload']:.3f} s, baseline {med['baseline']:.3f} s, "
+          f"baseline/deltaload {med['baseline'] / med['deltaload']:.2f}x")
+    print(f"total: deltaload {total['deltaload']:.2f} s, baseline {total['baseline']:.2f} s")
+    print(f"peak memory: deltaload {peak['deltaload']:.0f} MiB, baseline {peak['baseline']:.0f} MiB")
+    for n, r in results.items():
+        print(f"{n}: first file {r[0][0]:.3f} s, last file {r[-1][0]:.3f} s, last/first {r[-1][0] / r[0][0]:.2f}")
+    print(f"files with different counts: {mismatches}")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
