@@ -11,7 +11,8 @@ fn options(force: bool) -> LoadOptions {
         force,
         ..LoadOptions::default()
     };
-    #[cfg(feature = "faults")]
+    // The fault switch exists only in test builds: never in an optimised binary.
+    #[cfg(all(feature = "faults", debug_assertions))]
     {
         opts.fault = std::env::var("DELTALOAD_FAULT")
             .ok()

@@ -4,10 +4,9 @@
 use crate::batches;
 use crate::error::LakeError;
 use crate::schema::TableName;
+use crate::table::{file_version, query, refresh, replace_where};
 use crate::table::{first_long, first_string};
-use crate::table::{query, refresh, sql_string};
 use crate::Lake;
-use deltalake::protocol::SaveMode;
 use deltaload_core::Reconciliation;
 
 /// What became of a file version.
@@ -59,9 +58,8 @@ impl Lake {
     ) -> Result<Option<Seen>, LakeError> {
         refresh(&mut self.ledger, TableName::Ledger).await?;
         let sql = format!(
-            "SELECT status, reason, orders_version FROM ledger WHERE location = {} AND content_id = {}",
-            sql_string(location),
-            sql_string(content_id)
+            "SELECT status, reason, orders_version FROM ledger WHERE {}",
+            file_version("location", location, content_id)
         );
         let batches = query(&self.ctx, &self.ledger, TableName::Ledger, &sql).await?;
         let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
@@ -97,20 +95,8 @@ impl Lake {
     /// Records a file version, replacing any earlier row for it (one row per version).
     pub(crate) async fn record(&mut self, entry: &LedgerEntry) -> Result<(), LakeError> {
         let batch = batches::ledger(entry)?;
-        let predicate = format!(
-            "location = {} AND content_id = {}",
-            sql_string(&entry.location),
-            sql_string(&entry.content_id)
-        );
-        let url = self.ledger.table_url().clone();
-        self.ledger = self
-            .ledger
-            .clone()
-            .write(vec![batch])
-            .with_save_mode(SaveMode::Overwrite)
-            .with_replace_where(predicate)
-            .await
-            .map_err(LakeError::delta("ledger", &url))?;
+        let predicate = file_version("location", &entry.location, &entry.content_id);
+        self.ledger = replace_where(&self.ledger, TableName::Ledger, batch, predicate).await?;
         Ok(())
     }
 }

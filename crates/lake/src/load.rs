@@ -5,9 +5,9 @@
 use crate::batches;
 use crate::error::LakeError;
 use crate::ledger::{LedgerEntry, LedgerStatus, Seen};
-use crate::table::sql_string;
+use crate::schema::TableName;
+use crate::table::{file_version, replace_where, sql_string};
 use crate::Lake;
-use deltalake::protocol::SaveMode;
 use deltaload_core::{newest_per_order, read_changes, ContentId, HeaderMismatch, Reconciliation};
 
 /// A file to load, wherever it came from.
@@ -220,13 +220,7 @@ impl Lake {
                 .0
         } else {
             let batch = batches::rejects(rejects, location, cid, loaded_at)?;
-            self.rejected
-                .clone()
-                .write(vec![batch])
-                .with_save_mode(SaveMode::Overwrite)
-                .with_replace_where(predicate)
-                .await
-                .map_err(err)?
+            replace_where(&self.rejected, TableName::RejectedOrders, batch, predicate).await?
         };
         Ok(self.rejected.version())
     }
@@ -240,21 +234,15 @@ impl Lake {
         orders_version: Option<u64>,
         loaded_at: i64,
     ) -> Result<(), LakeError> {
-        let url = self.reconciliation.table_url().clone();
         let batch = batches::reconciliation(location, cid, figures, orders_version, loaded_at)?;
-        let predicate = format!(
-            "location = {} AND content_id = {}",
-            sql_string(location),
-            sql_string(cid)
-        );
-        self.reconciliation = self
-            .reconciliation
-            .clone()
-            .write(vec![batch])
-            .with_save_mode(SaveMode::Overwrite)
-            .with_replace_where(predicate)
-            .await
-            .map_err(LakeError::delta("reconciliation", &url))?;
+        let predicate = file_version("location", location, cid);
+        self.reconciliation = replace_where(
+            &self.reconciliation,
+            TableName::Reconciliation,
+            batch,
+            predicate,
+        )
+        .await?;
         Ok(())
     }
 }

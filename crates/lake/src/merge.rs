@@ -15,19 +15,6 @@ use serde_json::{json, Value};
 /// The key under which a MERGE commit names the file version it loaded.
 const COMMIT_KEY: &str = "deltaload";
 
-/// Columns written by the MERGE, all of them.
-const COLUMNS: [&str; 9] = [
-    "order_id",
-    "customer_id",
-    "status",
-    "amount",
-    "currency",
-    "ordered_at",
-    "updated_at",
-    "source_file",
-    "loaded_at",
-];
-
 /// `s` wins over `t`: strictly newer, or as new and greater by content.
 /// Mirrors [`deltaload_core::newest::compare_changes`] in SQL (nulls lowest).
 pub(crate) fn newer_predicate() -> String {
@@ -69,6 +56,9 @@ impl Lake {
             .read_batch(batch)
             .map_err(LakeError::query("orders"))?;
         let before = self.orders.version();
+        // Every column of the table, set from the source row.
+        let schema = TableName::Orders.schema();
+        let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         let props = CommitProperties::default().with_metadata([(
             COMMIT_KEY.to_string(),
             json!({ "location": location, "content_id": content_id }),
@@ -81,7 +71,7 @@ impl Lake {
             .with_target_alias("t")
             .with_commit_properties(props)
             .when_matched_update(|update| {
-                COLUMNS
+                columns
                     .iter()
                     .fold(update.predicate(newer_predicate()), |u, c| {
                         u.update(*c, format!("s.{c}"))
@@ -89,7 +79,7 @@ impl Lake {
             })
             .and_then(|m| {
                 m.when_not_matched_insert(|insert| {
-                    COLUMNS
+                    columns
                         .iter()
                         .fold(insert, |i, c| i.set(*c, format!("s.{c}")))
                 })

@@ -2,23 +2,19 @@
 
 use crate::error::LakeError;
 use crate::schema::TableName;
-use crate::table::{open, query};
+use crate::table::{open, select_all};
 use deltalake::arrow::util::pretty::pretty_format_batches;
 use url::Url;
 
 /// Renders every row of `name` under `root`, sorted by the table's natural key.
 pub async fn render_table(root: &Url, name: TableName) -> Result<String, LakeError> {
-    let table = open(root, name).await?.ok_or_else(|| LakeError::Missing {
-        table: name.as_str(),
-        url: root.to_string(),
-    })?;
-    let ctx = deltalake::delta_datafusion::create_session().into_inner();
-    let sql = format!(
-        "SELECT * FROM {} ORDER BY {}",
-        name.as_str(),
-        name.sort_columns()
-    );
-    let batches = query(&ctx, &table, name, &sql).await?;
+    let (table, batches) =
+        select_all(root, name, "*")
+            .await?
+            .ok_or_else(|| LakeError::Missing {
+                table: name.as_str(),
+                url: root.to_string(),
+            })?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
     let text = pretty_format_batches(&batches).map_err(LakeError::arrow(name.as_str()))?;
     Ok(format!(
@@ -36,16 +32,9 @@ pub async fn table_rows(
     columns: &str,
 ) -> Result<Vec<Vec<String>>, LakeError> {
     use deltalake::arrow::util::display::{ArrayFormatter, FormatOptions};
-    let Some(table) = open(root, name).await? else {
+    let Some((_, batches)) = select_all(root, name, columns).await? else {
         return Ok(Vec::new());
     };
-    let ctx = deltalake::delta_datafusion::create_session().into_inner();
-    let sql = format!(
-        "SELECT {columns} FROM {} ORDER BY {}",
-        name.as_str(),
-        name.sort_columns()
-    );
-    let batches = query(&ctx, &table, name, &sql).await?;
     let options = FormatOptions::default().with_null("NULL");
     let mut rows = Vec::new();
     for batch in &batches {

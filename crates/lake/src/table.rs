@@ -9,6 +9,7 @@ use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::StructType;
+use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableError};
 use url::Url;
 
@@ -148,4 +149,50 @@ pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
             detail: format!("expected an integer, found {}", column.data_type()),
         })?;
     Ok((!longs.is_empty() && !longs.is_null(0)).then(|| longs.value(0)))
+}
+
+/// The predicate selecting one file version's rows.
+pub(crate) fn file_version(location_column: &str, location: &str, content_id: &str) -> String {
+    format!(
+        "{location_column} = {} AND content_id = {}",
+        sql_string(location),
+        sql_string(content_id)
+    )
+}
+
+/// Replaces the rows matching `predicate` with `batch`, in one commit.
+pub(crate) async fn replace_where(
+    table: &DeltaTable,
+    name: TableName,
+    batch: RecordBatch,
+    predicate: String,
+) -> Result<DeltaTable, LakeError> {
+    let url = table.table_url().clone();
+    table
+        .clone()
+        .write(vec![batch])
+        .with_save_mode(SaveMode::Overwrite)
+        .with_replace_where(predicate)
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))
+}
+
+/// Runs `SELECT columns FROM name ORDER BY key` on the table under `root`, or
+/// `None` when the table does not exist.
+pub(crate) async fn select_all(
+    root: &Url,
+    name: TableName,
+    columns: &str,
+) -> Result<Option<(DeltaTable, Vec<RecordBatch>)>, LakeError> {
+    let Some(table) = open(root, name).await? else {
+        return Ok(None);
+    };
+    let ctx = deltalake::delta_datafusion::create_session().into_inner();
+    let sql = format!(
+        "SELECT {columns} FROM {} ORDER BY {}",
+        name.as_str(),
+        name.sort_columns()
+    );
+    let batches = query(&ctx, &table, name, &sql).await?;
+    Ok(Some((table, batches)))
 }
