@@ -2,7 +2,7 @@
 
 use crate::deltaload;
 use deltaload_lake::TableName;
-use deltaload_tests::{stderr, stdout, Sandbox, DAY1, DAY2};
+use deltaload_tests::{stderr, stdout, Sandbox, DAY1, DAY2, HEADER};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn seed_sequence_1_2_2_1_prints_the_seed_counts_and_ends_with_five_orders() {
@@ -128,4 +128,26 @@ async fn missing_file_exits_1_and_the_others_still_load() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("raw/nope.csv"), "{}", stderr(&out));
     assert!(stdout(&out).contains("raw/a.csv: 1 rejected, 0 updated, 4 added"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn header_only_bom_and_crlf_files_load() {
+    let sb = Sandbox::new();
+    sb.file("empty.csv", HEADER);
+    let crlf = format!("\u{feff}{}", DAY1.replace('\n', "\r\n"));
+    sb.file("crlf.csv", crlf);
+    let out = deltaload(&sb, &["load", "raw/empty.csv", "raw/crlf.csv"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "raw/empty.csv: 0 rejected, 0 updated, 0 added, table version 0\n\
+         raw/crlf.csv: 1 rejected, 0 updated, 4 added, table version 1\n"
+    );
+    let raw = sb.rows(TableName::RejectedOrders, "raw_line").await;
+    assert_eq!(
+        raw,
+        vec![vec![
+            "1003,C03,placed,abc,EUR,2026-10-02T11:30:00,2026-10-02T11:30:00".to_string()
+        ]]
+    );
 }

@@ -2,8 +2,8 @@
 
 mod crash;
 mod load_cli;
+mod other_engines;
 mod permutations;
-mod python_reader;
 mod refusals;
 mod rejects;
 

@@ -6,7 +6,7 @@ use crate::batches;
 use crate::error::LakeError;
 use crate::ledger::{LedgerEntry, LedgerStatus, Seen};
 use crate::schema::TableName;
-use crate::table::{file_version, replace_where, sql_string};
+use crate::table::{file_version, refresh, replace_where, sql_string};
 use crate::Lake;
 use deltaload_core::{newest_per_order, read_changes, ContentId, HeaderMismatch, Reconciliation};
 
@@ -161,6 +161,7 @@ impl Lake {
         let recovered = if opts.force {
             None
         } else {
+            refresh(&mut self.orders, TableName::Orders).await?;
             let floor = self.ledger_orders_floor().await?;
             self.find_merge_commit(floor, location, &cid).await?
         };

@@ -1,6 +1,7 @@
-//! The tables open and read correctly with another Delta reader: Python `deltalake`.
+//! Interop with another Delta engine, Python `deltalake`: it reads our tables, and a row it doubles is caught.
 
 use crate::deltaload;
+use deltaload_lake::TableName;
 use deltaload_tests::{stderr, Sandbox, DAY1, DAY2};
 use std::path::PathBuf;
 use std::process::Command;
@@ -69,5 +70,48 @@ async fn python_deltalake_reads_every_table_with_the_contract_types() {
     assert!(
         text.contains("rejected_orders 1\nledger 2\nreconciliation 2"),
         "{text}"
+    );
+}
+
+const DUPLICATE: &str = r#"
+import sys, os
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+lake = sys.argv[1]
+t = DeltaTable(f"{lake}/orders")
+row = t.to_pyarrow_table().filter(pa.compute.equal(t.to_pyarrow_table()["order_id"], 1004))
+write_deltalake(f"{lake}/orders", row, mode="append")
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
+    let sb = Sandbox::new();
+    sb.file("a.csv", DAY1);
+    sb.file("b.csv", DAY2);
+    assert_eq!(
+        deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
+        Some(0)
+    );
+    // Another writer breaks the table: order 1004, which day 2 changes, twice.
+    let py = python();
+    let out = Command::new(&py)
+        .args(["-c", DUPLICATE, sb.lake_dir().to_str().unwrap()])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ledger_before = sb.rows(TableName::Ledger, "location").await;
+    let load = deltaload(&sb, &["load", "raw/b.csv"], None);
+    assert_eq!(load.status.code(), Some(1));
+    assert!(
+        stderr(&load).contains("appear more than once"),
+        "{}",
+        stderr(&load)
+    );
+    assert_eq!(
+        sb.rows(TableName::Ledger, "location").await,
+        ledger_before,
+        "nothing recorded"
     );
 }
