@@ -9,6 +9,7 @@ use crate::schema::TableName;
 use crate::table::{file_version, refresh, replace_where, sql_string};
 use crate::Lake;
 use deltaload_core::{newest_per_order, read_changes, ContentId, HeaderMismatch, Reconciliation};
+use tracing::Instrument;
 
 /// A file to load, wherever it came from.
 #[derive(Debug, Clone)]
@@ -98,6 +99,32 @@ fn now_micros() -> i64 {
 impl Lake {
     /// Loads one file version; see the module docs for the order of writes.
     pub async fn load(
+        &mut self,
+        file: &SourceFile,
+        opts: LoadOptions,
+    ) -> Result<LoadOutcome, LakeError> {
+        let span = tracing::info_span!("load", file = %file.location, size = file.bytes.len());
+        let outcome = self.load_file(file, opts).instrument(span.clone()).await;
+        let _entered = span.enter();
+        match &outcome {
+            Ok(LoadOutcome::Loaded(done)) => tracing::info!(
+                records = done.figures.records,
+                rejected = done.figures.rejected,
+                inserted = done.figures.inserted,
+                updated = done.figures.updated,
+                stale = done.figures.stale,
+                orders_version = ?done.orders_version,
+                recovered = done.recovered,
+                "loaded"
+            ),
+            Ok(LoadOutcome::Skipped { .. }) => tracing::info!("already loaded, skipped"),
+            Ok(LoadOutcome::Refused(m)) => tracing::warn!(reason = %m.problem, "refused"),
+            Err(e) => tracing::error!(error = %e, "load failed"),
+        }
+        outcome
+    }
+
+    async fn load_file(
         &mut self,
         file: &SourceFile,
         opts: LoadOptions,
