@@ -82,8 +82,15 @@ pub struct LoadOptions {
     pub fault: Option<FaultPoint>,
 }
 
-macro_rules! fault {
-    ($opts:expr, $point:ident) => {
+/// Marks the end of a step: logs its time at debug level and, in test builds with
+/// the `faults` feature, aborts the process when a test asked for it.
+macro_rules! step {
+    ($opts:expr, $started:expr, $point:ident, $name:literal) => {
+        tracing::debug!(
+            step = $name,
+            elapsed_ms = $started.elapsed().as_millis() as u64,
+            "step done"
+        );
         #[cfg(feature = "faults")]
         if $opts.fault == Some(FaultPoint::$point) {
             eprintln!("fault injected: {:?}", FaultPoint::$point);
@@ -129,6 +136,7 @@ impl Lake {
         file: &SourceFile,
         opts: LoadOptions,
     ) -> Result<LoadOutcome, LakeError> {
+        let started = std::time::Instant::now();
         let content_id = ContentId::of(&file.bytes);
         let cid = content_id.to_string();
         let location = file.location.as_str();
@@ -175,12 +183,12 @@ impl Lake {
                 return Ok(LoadOutcome::Refused(mismatch));
             }
         };
-        fault!(opts, AfterRead);
+        step!(opts, started, AfterRead, "after-read");
         let loaded_at = now_micros();
         let rejected_version = self
             .replace_rejects(&parsed.rejects, location, &cid, loaded_at)
             .await?;
-        fault!(opts, AfterRejected);
+        step!(opts, started, AfterRejected, "after-rejected");
 
         let loaded = parsed.changes.len() as u64;
         let rejected = parsed.rejects.len() as u64;
@@ -199,7 +207,7 @@ impl Lake {
                     .await?
             }
         };
-        fault!(opts, AfterOrders);
+        step!(opts, started, AfterOrders, "after-orders");
         if let (Some(first), Some(last)) = (newest.first(), newest.last()) {
             self.check_unique_orders(first.order_id, last.order_id)
                 .await?;
@@ -209,7 +217,7 @@ impl Lake {
         let orders_version = self.orders.version();
         self.replace_reconciliation(location, &cid, &figures, orders_version, loaded_at)
             .await?;
-        fault!(opts, AfterReconciliation);
+        step!(opts, started, AfterReconciliation, "after-reconciliation");
         self.record(&entry(
             LedgerStatus::Loaded,
             None,
@@ -218,7 +226,7 @@ impl Lake {
             rejected_version,
         ))
         .await?;
-        fault!(opts, AfterLedger);
+        step!(opts, started, AfterLedger, "after-ledger");
         Ok(LoadOutcome::Loaded(Loaded {
             figures,
             orders_version,
