@@ -65,6 +65,11 @@ def main(argv):
     ap.add_argument("--work", default="/tmp/deltaload-bench")
     args = ap.parse_args(argv)
 
+    if not Path(args.bin).is_file():
+        raise SystemExit(f"{args.bin} not found: build it with `cargo build --release -p deltaload` "
+                         "(with the same CARGO_TARGET_DIR) or pass --bin")
+    if not Path(args.python).is_file():
+        raise SystemExit(f"{args.python} not found: run scripts/python-env or pass --python")
     gen = SHARED / "gen_changes.py"
     baseline = SHARED / "py_load_orders.py"
     if not gen.exists():
