@@ -1,6 +1,7 @@
 //! The end-to-end suite of deltaload, one test binary (run with `./test`).
 
 mod crash;
+mod events;
 mod load_cli;
 mod other_engines;
 mod permutations;

@@ -1,10 +1,13 @@
 //! Helpers of the end-to-end suite: seed files, a lake in a temporary directory,
 //! and the `deltaload` command run as a child process.
 
-use deltaload_lake::{lake_url, table_rows, Lake, LoadOptions, LoadOutcome, SourceFile, TableName};
+pub mod localstack;
+
+use deltaload_lake::{
+    lake_url, table_rows, Lake, LakeRoot, LoadOptions, LoadOutcome, SourceFile, TableName,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use url::Url;
 
 /// The contract's header line.
 pub const HEADER: &str = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n";
@@ -17,7 +20,7 @@ pub const DAY2: &str = include_str!("../../examples/seed/raw/changes/2026-10-04.
 /// A lake and a folder of change files, both in one temporary directory.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
-    pub root: Url,
+    pub root: LakeRoot,
 }
 
 impl Sandbox {

@@ -28,6 +28,39 @@ pub enum Command {
     Load(LoadArgs),
     /// Print a table as text.
     Show(ShowArgs),
+    /// Consume S3 object-created events from an SQS queue and load the files.
+    ///
+    /// Deletes the messages whose files loaded, were skipped or refused; leaves
+    /// failures to come back (and, after the queue's maxReceiveCount, to rest in
+    /// its dead-letter queue). AWS settings come from the standard environment
+    /// (AWS_ENDPOINT_URL, AWS_REGION, credentials). Ctrl-C stops after the batch
+    /// in flight.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The queue URL.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    /// Lake root: a directory or a URI such as s3://bucket/lake.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
+    /// Allowed s3://BUCKET[/PREFIX] (repeat, or comma-separated); any bucket when absent.
+    #[arg(long = "source", env = "DELTALOAD_SOURCES", value_delimiter = ',')]
+    pub sources: Vec<String>,
+    /// Messages per receive (1 to 10).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(1..=10))]
+    pub batch_size: i32,
+    /// Long-poll wait of each receive, in seconds (0 to 20).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i32).range(0..=20))]
+    pub wait: i32,
+    /// Exit when a receive waits --wait seconds and gets nothing, after a summary line.
+    #[arg(long)]
+    pub once: bool,
+    /// Largest object read, in bytes; larger ones are refused.
+    #[arg(long, env = "DELTALOAD_MAX_OBJECT_BYTES", default_value_t = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES)]
+    pub max_object_bytes: u64,
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 //! ```text
 //! deltaload load [--lake DIR_OR_URI] [--force] FILE...
 //! deltaload show TABLE [--lake DIR_OR_URI]
+//! deltaload serve --queue URL [--lake URI] [--source s3://BUCKET[/PREFIX]]... [--batch-size N] [--wait SECONDS] [--once]
 //! ```
 //!
 //! Exit status: 0 when every file loaded or was skipped, 2 when a file was
@@ -10,6 +11,7 @@
 
 mod args;
 mod load;
+mod serve;
 
 pub use args::{Cli, Command};
 
@@ -77,8 +79,10 @@ fn init_logging(filter: &str) {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Load(args) => load::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
         Command::Show(args) => {
-            let root = deltaload_lake::lake_url(&args.lake)?;
+            let endpoint = deltaload_aws::settings::endpoint_from_env();
+            let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;
             println!("{}", deltaload_lake::render_table(&root, args.table).await?);
             Ok(ExitCode::SUCCESS)
         }

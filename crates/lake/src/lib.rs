@@ -28,17 +28,16 @@ pub use ledger::{LedgerEntry, LedgerStatus};
 #[cfg(feature = "faults")]
 pub use load::FaultPoint;
 pub use load::{LoadOptions, LoadOutcome, Loaded, SourceFile};
-pub use location::{lake_url, local_source};
+pub use location::{lake_url, local_source, LakeRoot};
 pub use schema::TableName;
 pub use show::{render_table, table_rows, table_version};
 
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
-use url::Url;
 
 /// The four tables of a lake, opened (and created when missing) at `root`.
 pub struct Lake {
-    root: Url,
+    root: LakeRoot,
     ctx: SessionContext,
     orders: DeltaTable,
     rejected: DeltaTable,
@@ -48,7 +47,7 @@ pub struct Lake {
 
 impl Lake {
     /// Opens the lake at `root`, creating any missing table.
-    pub async fn open(root: &Url) -> Result<Self, LakeError> {
+    pub async fn open(root: &LakeRoot) -> Result<Self, LakeError> {
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),
@@ -60,7 +59,7 @@ impl Lake {
     }
 
     /// The lake's root.
-    pub fn root(&self) -> &Url {
+    pub fn root(&self) -> &LakeRoot {
         &self.root
     }
 

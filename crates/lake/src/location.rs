@@ -1,12 +1,37 @@
 //! Lake roots and source files: local paths or URIs, made absolute and canonical.
 
 use crate::error::LakeError;
+use std::collections::HashMap;
 use std::path::Path;
 use url::Url;
 
+/// Where a lake lives and how to reach its storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LakeRoot {
+    /// The root URL, ending in `/`.
+    pub url: Url,
+    /// Object-store options (for S3: `AWS_ALLOW_HTTP` and the like); empty locally.
+    pub storage_options: HashMap<String, String>,
+}
+
+impl LakeRoot {
+    /// Adds an object-store option.
+    pub fn with_storage_option(mut self, key: &str, value: &str) -> Self {
+        self.storage_options
+            .insert(key.to_string(), value.to_string());
+        self
+    }
+}
+
+impl std::fmt::Display for LakeRoot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.url.fmt(f)
+    }
+}
+
 /// Turns `--lake` (a directory or a URI such as `s3://bucket/prefix`) into a URL
 /// ending in `/`. A local directory is made absolute; it need not exist yet.
-pub fn lake_url(lake: &str) -> Result<Url, LakeError> {
+pub fn lake_url(lake: &str) -> Result<LakeRoot, LakeError> {
     let err = |reason: String| LakeError::Location {
         location: lake.to_string(),
         reason,
@@ -25,7 +50,10 @@ pub fn lake_url(lake: &str) -> Result<Url, LakeError> {
         let path = format!("{}/", url.path());
         url.set_path(&path);
     }
-    Ok(url)
+    Ok(LakeRoot {
+        url,
+        storage_options: HashMap::new(),
+    })
 }
 
 fn local_dir_url(path: &Path) -> Result<Url, String> {
@@ -57,12 +85,12 @@ mod tests {
     fn local_dirs_become_absolute_urls_with_a_slash() {
         let dir = tempfile::tempdir().unwrap();
         let lake = dir.path().join("a/b");
-        let url = lake_url(lake.to_str().unwrap()).unwrap();
+        let url = lake_url(lake.to_str().unwrap()).unwrap().url;
         assert_eq!(url.scheme(), "file");
         assert!(url.path().ends_with("/a/b/"));
         assert!(!lake.exists(), "resolving a lake creates nothing");
         assert_eq!(
-            lake_url("s3://bucket/prefix").unwrap().as_str(),
+            lake_url("s3://bucket/prefix").unwrap().url.as_str(),
             "s3://bucket/prefix/"
         );
     }

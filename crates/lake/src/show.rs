@@ -1,13 +1,13 @@
 //! A table printed as text, like the seed's show.py.
 
 use crate::error::LakeError;
+use crate::location::LakeRoot;
 use crate::schema::TableName;
 use crate::table::{open, select_all};
 use deltalake::arrow::util::pretty::pretty_format_batches;
-use url::Url;
 
 /// Renders every row of `name` under `root`, sorted by the table's natural key.
-pub async fn render_table(root: &Url, name: TableName) -> Result<String, LakeError> {
+pub async fn render_table(root: &LakeRoot, name: TableName) -> Result<String, LakeError> {
     let (table, batches) =
         select_all(root, name, "*")
             .await?
@@ -27,7 +27,7 @@ pub async fn render_table(root: &Url, name: TableName) -> Result<String, LakeErr
 /// Every row of `name` as text cells (`NULL` for null), sorted by the table's key;
 /// `columns` is an SQL select list. For tests and scripted checks.
 pub async fn table_rows(
-    root: &Url,
+    root: &LakeRoot,
     name: TableName,
     columns: &str,
 ) -> Result<Vec<Vec<String>>, LakeError> {
@@ -57,6 +57,6 @@ pub async fn table_rows(
 }
 
 /// The current version of table `name`, `None` when it does not exist.
-pub async fn table_version(root: &Url, name: TableName) -> Result<Option<u64>, LakeError> {
+pub async fn table_version(root: &LakeRoot, name: TableName) -> Result<Option<u64>, LakeError> {
     Ok(open(root, name).await?.and_then(|t| t.version()))
 }

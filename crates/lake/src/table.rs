@@ -1,6 +1,7 @@
 //! Opening, creating and querying one Delta table.
 
 use crate::error::LakeError;
+use crate::location::LakeRoot;
 use crate::schema::TableName;
 use deltalake::arrow::array::{Array, ArrayRef, AsArray};
 use deltalake::arrow::compute::cast;
@@ -10,36 +11,60 @@ use deltalake::datafusion::prelude::SessionContext;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::StructType;
 use deltalake::protocol::SaveMode;
-use deltalake::{DeltaTable, DeltaTableError};
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 /// The URL of a table under the lake root.
-pub(crate) fn table_url(root: &Url, name: TableName) -> Result<Url, LakeError> {
-    root.join(&format!("{}/", name.as_str()))
+pub(crate) fn table_url(root: &LakeRoot, name: TableName) -> Result<Url, LakeError> {
+    root.url
+        .join(&format!("{}/", name.as_str()))
         .map_err(|e| LakeError::Location {
             location: root.to_string(),
             reason: e.to_string(),
         })
 }
 
+/// Registers the S3 object stores with delta-rs, once per process.
+fn register_object_stores() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| deltalake::aws::register_handlers(None));
+}
+
+/// Loads the table at `url`; a location with no table yet gives an unloaded table.
+async fn load(root: &LakeRoot, name: TableName, url: &Url) -> Result<DeltaTable, LakeError> {
+    register_object_stores();
+    let err = LakeError::delta(name.as_str(), url);
+    let mut table = DeltaTableBuilder::from_url(url.clone())
+        .and_then(|b| b.with_storage_options(root.storage_options.clone()).build())
+        .map_err(LakeError::delta(name.as_str(), url))?;
+    match table.load().await {
+        Ok(()) | Err(DeltaTableError::NotATable(_)) => Ok(table),
+        Err(e) => Err(err(e)),
+    }
+}
+
 /// Opens the table, or `None` when nothing has been written there yet.
-pub(crate) async fn open(root: &Url, name: TableName) -> Result<Option<DeltaTable>, LakeError> {
+pub(crate) async fn open(
+    root: &LakeRoot,
+    name: TableName,
+) -> Result<Option<DeltaTable>, LakeError> {
     let url = table_url(root, name)?;
     if let Ok(path) = url.to_file_path() {
         if url.scheme() == "file" && !path.join("_delta_log").is_dir() {
             return Ok(None);
         }
     }
-    let table = DeltaTable::try_from_url(url.clone())
-        .await
-        .map_err(LakeError::delta(name.as_str(), &url))?;
+    let table = load(root, name, &url).await?;
     Ok(table.version().is_some().then_some(table))
 }
 
 /// Opens the table, creating it with its schema when it does not exist yet.
 ///
 /// Two processes may race to create it: the loser of the race opens the winner's table.
-pub(crate) async fn open_or_create(root: &Url, name: TableName) -> Result<DeltaTable, LakeError> {
+pub(crate) async fn open_or_create(
+    root: &LakeRoot,
+    name: TableName,
+) -> Result<DeltaTable, LakeError> {
     let url = table_url(root, name)?;
     if url.scheme() == "file" {
         if let Ok(path) = url.to_file_path() {
@@ -49,9 +74,7 @@ pub(crate) async fn open_or_create(root: &Url, name: TableName) -> Result<DeltaT
             })?;
         }
     }
-    let table = DeltaTable::try_from_url(url.clone())
-        .await
-        .map_err(LakeError::delta(name.as_str(), &url))?;
+    let table = load(root, name, &url).await?;
     if table.version().is_some() {
         return Ok(table);
     }
@@ -180,7 +203,7 @@ pub(crate) async fn replace_where(
 /// Runs `SELECT columns FROM name ORDER BY key` on the table under `root`, or
 /// `None` when the table does not exist.
 pub(crate) async fn select_all(
-    root: &Url,
+    root: &LakeRoot,
     name: TableName,
     columns: &str,
 ) -> Result<Option<(DeltaTable, Vec<RecordBatch>)>, LakeError> {

@@ -1,0 +1,108 @@
+//! `deltaload serve`: long-polls an SQS queue, hands each batch to the [`Handler`],
+//! deletes exactly the messages that succeeded and leaves the others to come back.
+
+use crate::error::AwsError;
+use crate::handler::{BatchReport, Handler, Message};
+use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// How `serve` polls.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub queue_url: String,
+    /// Messages per receive, 1 to 10.
+    pub batch_size: i32,
+    /// Long-poll wait, 0 to 20 seconds.
+    pub wait_seconds: i32,
+    /// Stop when a receive gets nothing.
+    pub once: bool,
+}
+
+/// Polls until stopped (Ctrl-C after the batch in flight) or, with `once`, until
+/// the queue is empty. Returns the figures of every batch.
+pub async fn serve(
+    handler: &Handler,
+    sqs: &aws_sdk_sqs::Client,
+    opts: &ServeOptions,
+) -> Result<BatchReport, AwsError> {
+    let queue_err = |detail: String| AwsError::Queue {
+        queue: opts.queue_url.clone(),
+        detail,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("stopping after the batch in flight");
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
+    let mut total = BatchReport::default();
+    while !stop.load(Ordering::SeqCst) {
+        let received = sqs
+            .receive_message()
+            .queue_url(&opts.queue_url)
+            .max_number_of_messages(opts.batch_size.clamp(1, 10))
+            .wait_time_seconds(opts.wait_seconds.clamp(0, 20))
+            .send()
+            .await
+            .map_err(|e| {
+                queue_err(format!(
+                    "receive failed: {}",
+                    aws_sdk_sqs::error::DisplayErrorContext(&e)
+                ))
+            })?;
+        let messages = received.messages.unwrap_or_default();
+        if messages.is_empty() {
+            if opts.once {
+                break;
+            }
+            continue;
+        }
+        let batch: Vec<Message> = messages
+            .iter()
+            .map(|m| Message {
+                id: m.message_id.clone().unwrap_or_default(),
+                body: m.body.clone().unwrap_or_default(),
+            })
+            .collect();
+        let report = handler.handle(&batch).await;
+        let done: Vec<DeleteMessageBatchRequestEntry> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| {
+                !report
+                    .failures
+                    .contains(&m.message_id.clone().unwrap_or_default())
+            })
+            .filter_map(|(i, m)| {
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .set_receipt_handle(m.receipt_handle.clone())
+                    .build()
+                    .ok()
+            })
+            .collect();
+        if !done.is_empty() {
+            let deleted = sqs
+                .delete_message_batch()
+                .queue_url(&opts.queue_url)
+                .set_entries(Some(done))
+                .send()
+                .await
+                .map_err(|e| {
+                    queue_err(format!(
+                        "delete failed: {}",
+                        aws_sdk_sqs::error::DisplayErrorContext(&e)
+                    ))
+                })?;
+            for failed in deleted.failed() {
+                // The message comes back after its visibility timeout; the ledger skips it then.
+                tracing::warn!(entry = %failed.id(), code = %failed.code(), "a processed message could not be deleted");
+            }
+        }
+        total.absorb(report);
+    }
+    Ok(total)
+}

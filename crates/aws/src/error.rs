@@ -1,0 +1,18 @@
+//! Errors of the AWS edges, folded into one enum.
+
+/// A failure at the AWS edge, with the object or queue it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum AwsError {
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("reading s3://{bucket}/{key}: {detail}; the message will be retried")]
+    Read {
+        bucket: String,
+        key: String,
+        detail: String,
+    },
+    #[error("queue {queue}: {detail}")]
+    Queue { queue: String, detail: String },
+    #[error(transparent)]
+    Lake(#[from] deltaload_lake::LakeError),
+}

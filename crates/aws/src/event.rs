@@ -1,0 +1,181 @@
+//! SQS message bodies: S3 event notifications (one or more `Records`), `s3:TestEvent`
+//! messages, and either wrapped in an SNS envelope.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// An object an event announces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub bucket: String,
+    /// The key, decoded (`+` is a space, `%2B` a plus).
+    pub key: String,
+    pub size: Option<u64>,
+    pub etag: Option<String>,
+    pub version_id: Option<String>,
+}
+
+/// What a message body holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// Objects created; other event names are left out (and counted in `ignored`).
+    Objects {
+        objects: Vec<ObjectRef>,
+        ignored: usize,
+    },
+    /// `s3:TestEvent`, sent when a notification is configured: nothing to do.
+    Test,
+}
+
+/// A body that is not an S3 notification.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("message body is not an S3 event notification: {0}")]
+pub struct NotAnEvent(pub String);
+
+#[derive(Deserialize)]
+struct Record {
+    #[serde(rename = "eventName", default)]
+    event_name: String,
+    s3: Option<S3Entity>,
+}
+
+#[derive(Deserialize)]
+struct S3Entity {
+    bucket: Bucket,
+    object: Object,
+}
+
+#[derive(Deserialize)]
+struct Bucket {
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct Object {
+    key: String,
+    size: Option<u64>,
+    #[serde(rename = "eTag")]
+    etag: Option<String>,
+    #[serde(rename = "versionId")]
+    version_id: Option<String>,
+}
+
+/// Parses one SQS message body.
+pub fn parse_body(body: &str) -> Result<Body, NotAnEvent> {
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| NotAnEvent(format!("invalid JSON: {e}")))?;
+    parse_value(value, true)
+}
+
+fn parse_value(value: Value, unwrap_sns: bool) -> Result<Body, NotAnEvent> {
+    if unwrap_sns && value.get("Type").and_then(Value::as_str) == Some("Notification") {
+        let message = value
+            .get("Message")
+            .and_then(Value::as_str)
+            .ok_or_else(|| NotAnEvent("SNS envelope without a Message".into()))?;
+        let inner: Value = serde_json::from_str(message)
+            .map_err(|e| NotAnEvent(format!("SNS Message is not JSON: {e}")))?;
+        return parse_value(inner, false);
+    }
+    if value.get("Event").and_then(Value::as_str) == Some("s3:TestEvent") {
+        return Ok(Body::Test);
+    }
+    let Some(records) = value.get("Records") else {
+        return Err(NotAnEvent("no Records and not a test event".into()));
+    };
+    let records: Vec<Record> = serde_json::from_value(records.clone())
+        .map_err(|e| NotAnEvent(format!("malformed Records: {e}")))?;
+    let mut objects = Vec::new();
+    let mut ignored = 0;
+    for record in records {
+        let Some(s3) = record
+            .s3
+            .filter(|_| record.event_name.starts_with("ObjectCreated:"))
+        else {
+            ignored += 1;
+            continue;
+        };
+        objects.push(ObjectRef {
+            bucket: s3.bucket.name,
+            key: decode_key(&s3.object.key)?,
+            size: s3.object.size,
+            etag: s3.object.etag,
+            version_id: s3.object.version_id,
+        });
+    }
+    Ok(Body::Objects { objects, ignored })
+}
+
+/// Decodes a key as S3 writes it in notifications: form-encoded, `+` for a space.
+pub fn decode_key(key: &str) -> Result<String, NotAnEvent> {
+    let spaced = key.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8()
+        .map(|k| k.into_owned())
+        .map_err(|e| NotAnEvent(format!("key {key:?} is not valid UTF-8 once decoded: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notification(event: &str, key: &str) -> String {
+        format!(
+            r#"{{"Records":[{{"eventVersion":"2.1","eventSource":"aws:s3","eventName":"{event}",
+            "s3":{{"bucket":{{"name":"landing"}},"object":{{"key":"{key}","size":595,"eTag":"abc","versionId":"v1"}}}}}}]}}"#
+        )
+    }
+
+    #[test]
+    fn object_created_with_encoded_keys() {
+        let body = parse_body(&notification(
+            "ObjectCreated:Put",
+            "raw/day+one%2B%C3%A9.csv",
+        ))
+        .unwrap();
+        let Body::Objects { objects, ignored } = body else {
+            panic!("not objects")
+        };
+        assert_eq!(ignored, 0);
+        assert_eq!(objects[0].key, "raw/day one+é.csv");
+        assert_eq!(objects[0].bucket, "landing");
+        assert_eq!(objects[0].etag.as_deref(), Some("abc"));
+        assert_eq!(objects[0].version_id.as_deref(), Some("v1"));
+    }
+
+    #[test]
+    fn other_events_are_ignored_not_failed() {
+        let body = parse_body(&notification("ObjectRemoved:Delete", "a.csv")).unwrap();
+        assert_eq!(
+            body,
+            Body::Objects {
+                objects: vec![],
+                ignored: 1
+            }
+        );
+    }
+
+    #[test]
+    fn test_events_and_sns_envelopes() {
+        let test = r#"{"Service":"Amazon S3","Event":"s3:TestEvent","Time":"2026-10-01T00:00:00Z","Bucket":"landing"}"#;
+        assert_eq!(parse_body(test).unwrap(), Body::Test);
+        let inner = notification("ObjectCreated:CompleteMultipartUpload", "a.csv");
+        let sns = serde_json::json!({"Type": "Notification", "Message": inner}).to_string();
+        assert!(
+            matches!(parse_body(&sns).unwrap(), Body::Objects { objects, .. } if objects.len() == 1)
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_errors() {
+        for body in [
+            "",
+            "not json",
+            "{}",
+            r#"{"Records":"x"}"#,
+            r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{}}]}"#,
+        ] {
+            assert!(parse_body(body).is_err(), "{body:?} accepted");
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! The AWS edges of deltaload: S3 event notifications on SQS in, S3 objects read,
+//! and every message handed to the same load as `deltaload load`.
+//!
+//! - [`event`]: an SQS body parsed into the objects it announces (S3 notifications,
+//!   test events, SNS envelopes), keys decoded as S3 encodes them.
+//! - [`settings`]: configuration read once from the environment.
+//! - [`s3`]: objects fetched from S3, refused when outside the allowed sources.
+//! - [`handler`]: one batch of messages loaded; failures reported per message.
+//! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
+
+pub mod consumer;
+pub mod error;
+pub mod event;
+pub mod handler;
+pub mod s3;
+pub mod settings;
+
+pub use error::AwsError;
+pub use handler::{BatchReport, Handler, Message};
+pub use settings::{Settings, Sources};

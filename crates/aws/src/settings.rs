@@ -1,0 +1,151 @@
+//! Configuration, read once: the lake, the allowed sources and the limits.
+
+use crate::error::AwsError;
+use deltaload_lake::{lake_url, LakeRoot};
+
+/// Default largest object read, in bytes (1 GiB).
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1 << 30;
+
+/// Buckets and prefixes objects may be read from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sources(Vec<(String, String)>);
+
+impl Sources {
+    /// Parses `s3://BUCKET[/PREFIX]` entries.
+    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<Self, AwsError> {
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.as_ref().trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let rest = entry.strip_prefix("s3://").ok_or_else(|| {
+                AwsError::Config(format!("source {entry:?} is not s3://BUCKET[/PREFIX]"))
+            })?;
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(AwsError::Config(format!(
+                    "source {entry:?} names no bucket"
+                )));
+            }
+            out.push((bucket.to_string(), prefix.to_string()));
+        }
+        Ok(Self(out))
+    }
+
+    /// No restriction configured.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether `s3://bucket/key` may be read (everything when none is configured).
+    pub fn allows(&self, bucket: &str, key: &str) -> bool {
+        self.0.is_empty()
+            || self
+                .0
+                .iter()
+                .any(|(b, p)| b == bucket && key.starts_with(p.as_str()))
+    }
+}
+
+/// The settings of the event-driven loader, for the Lambda and `deltaload serve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Lake root (directory or URI).
+    pub lake: String,
+    /// Allowed sources.
+    pub sources: Sources,
+    /// Largest object read; larger ones are refused.
+    pub max_object_bytes: u64,
+    /// `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`), when set.
+    pub endpoint_url: Option<String>,
+}
+
+impl Settings {
+    /// Reads `DELTALOAD_LAKE`, `DELTALOAD_SOURCES` (comma-separated),
+    /// `DELTALOAD_MAX_OBJECT_BYTES` and the AWS endpoint from the environment.
+    pub fn from_env() -> Result<Self, AwsError> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let lake = var("DELTALOAD_LAKE").ok_or_else(|| {
+            AwsError::Config(
+                "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
+            )
+        })?;
+        let sources: Vec<String> = var("DELTALOAD_SOURCES")
+            .map(|s| s.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        let max_object_bytes = match var("DELTALOAD_MAX_OBJECT_BYTES") {
+            Some(v) => v.parse().map_err(|_| {
+                AwsError::Config(format!(
+                    "DELTALOAD_MAX_OBJECT_BYTES={v:?} is not a number of bytes"
+                ))
+            })?,
+            None => DEFAULT_MAX_OBJECT_BYTES,
+        };
+        Ok(Self {
+            lake,
+            sources: Sources::parse(&sources)?,
+            max_object_bytes,
+            endpoint_url: endpoint_from_env(),
+        })
+    }
+
+    /// The lake root, with plain-HTTP access allowed when the endpoint is `http://`.
+    pub fn lake_root(&self) -> Result<LakeRoot, AwsError> {
+        lake_root(&self.lake, self.endpoint_url.as_deref())
+    }
+}
+
+/// The S3 endpoint override of the standard AWS environment, if any.
+pub fn endpoint_from_env() -> Option<String> {
+    ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+}
+
+/// The lake root for `lake`; an `http://` endpoint allows plain HTTP to it.
+pub fn lake_root(lake: &str, endpoint_url: Option<&str>) -> Result<LakeRoot, AwsError> {
+    let root = lake_url(lake)?;
+    Ok(match endpoint_url {
+        Some(e) if e.starts_with("http://") && root.url.scheme() != "file" => {
+            root.with_storage_option("AWS_ALLOW_HTTP", "true")
+        }
+        _ => root,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_limit_buckets_and_prefixes() {
+        let s = Sources::parse(&["s3://landing/orders/", " s3://other "]).unwrap();
+        assert!(s.allows("landing", "orders/a.csv"));
+        assert!(!s.allows("landing", "secret/a.csv"));
+        assert!(s.allows("other", "anything"));
+        assert!(!s.allows("third", "orders/a.csv"));
+        assert!(Sources::default().allows("any", "thing"));
+        assert!(Sources::parse(&["landing"]).is_err());
+        assert!(Sources::parse(&["s3:///x"]).is_err());
+    }
+
+    #[test]
+    fn http_endpoints_allow_http_for_s3_lakes_only() {
+        let root = lake_root("s3://lake/prefix", Some("http://127.0.0.1:4566")).unwrap();
+        assert_eq!(
+            root.storage_options
+                .get("AWS_ALLOW_HTTP")
+                .map(String::as_str),
+            Some("true")
+        );
+        assert!(lake_root("s3://lake", Some("https://s3.example"))
+            .unwrap()
+            .storage_options
+            .is_empty());
+        assert!(lake_root("s3://lake", None)
+            .unwrap()
+            .storage_options
+            .is_empty());
+    }
+}

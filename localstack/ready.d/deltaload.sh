@@ -1,0 +1,4 @@
+#!/bin/bash
+# LocalStack ready hook (docker-compose.yml): creates deltaload's resources.
+AWS_ENDPOINT_URL=http://localhost:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
+  AWS_DEFAULT_REGION=us-east-1 /opt/code/localstack/.venv/bin/python /opt/deltaload/init.py

@@ -1,0 +1,201 @@
+//! The event-driven path against LocalStack: S3 notifications on SQS, tables on S3.
+
+use deltaload_aws::s3::S3Reader;
+use deltaload_aws::{Handler, Sources};
+use deltaload_lake::{table_rows, Lake, TableName};
+use deltaload_tests::localstack::Stack;
+use deltaload_tests::{stderr, stdout, DAY1, DAY2};
+
+const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
+
+fn serve_once(stack: &Stack) -> std::process::Output {
+    let lake = stack.lake();
+    let source = format!("s3://{}", stack.landing);
+    stack.cli(
+        EXE,
+        &[
+            "serve",
+            "--queue",
+            &stack.queue_url,
+            "--lake",
+            &lake,
+            "--source",
+            &source,
+            "--wait",
+            "2",
+            "--once",
+        ],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_uploads_through_s3_events_end_with_five_orders_and_skip_identical_reuploads() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("raw/changes/2026-10-03.csv", DAY1).await;
+    stack.put("raw/changes/2026-10-04.csv", DAY2).await;
+    stack.put("raw/changes/2026-10-04.csv", DAY2).await;
+    stack.put("raw/changes/2026-10-03.csv", DAY1).await;
+    let out = serve_once(&stack);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "4 messages, 2 files loaded, 2 skipped, 0 refused, 0 missing, 0 failed\n",
+        "{}",
+        stderr(&out)
+    );
+    let root = stack.lake_root();
+    let orders = table_rows(&root, TableName::Orders, "order_id, status")
+        .await
+        .unwrap();
+    let statuses: Vec<String> = orders.iter().map(|r| r.join(" ")).collect();
+    assert_eq!(
+        statuses,
+        [
+            "1001 shipped",
+            "1002 cancelled",
+            "1004 shipped",
+            "1005 cancelled",
+            "1006 shipped"
+        ]
+    );
+    let rejects = table_rows(&root, TableName::RejectedOrders, "source_file, order_id")
+        .await
+        .unwrap();
+    assert_eq!(
+        rejects,
+        vec![vec![
+            format!("s3://{}/raw/changes/2026-10-03.csv", stack.landing),
+            "1003".to_string()
+        ]]
+    );
+    let ledger = table_rows(&root, TableName::Ledger, "status, etag, version_id")
+        .await
+        .unwrap();
+    assert_eq!(ledger.len(), 2, "one row per file version: {ledger:?}");
+    assert!(
+        ledger
+            .iter()
+            .all(|r| r[0] == "loaded" && r[1] != "NULL" && r[2] != "NULL"),
+        "{ledger:?}"
+    );
+    assert_eq!(
+        stack.depth(&stack.queue_url).await,
+        0,
+        "every message deleted"
+    );
+
+    let shown = stack.cli(EXE, &["show", "orders", "--lake", &stack.lake()]);
+    assert!(stdout(&shown).contains("5 row(s)"), "{}", stderr(&shown));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redelivered_event_changes_nothing_and_a_fixed_file_under_a_refused_key_loads() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("day.csv", "order_id,status\n1,x\n").await;
+    let out = serve_once(&stack);
+    assert_eq!(
+        stdout(&out),
+        "1 messages, 0 files loaded, 0 skipped, 1 refused, 0 missing, 0 failed\n",
+        "{}",
+        stderr(&out)
+    );
+    stack.put("day.csv", DAY1).await;
+    let out = serve_once(&stack);
+    assert_eq!(
+        stdout(&out),
+        "1 messages, 1 files loaded, 0 skipped, 0 refused, 0 missing, 0 failed\n",
+        "{}",
+        stderr(&out)
+    );
+    // The same notification again, as an at-least-once queue may deliver it.
+    let body = format!(
+        r#"{{"Records":[{{"eventName":"ObjectCreated:Put","s3":{{"bucket":{{"name":"{}"}},"object":{{"key":"day.csv"}}}}}}]}}"#,
+        stack.landing
+    );
+    stack.send(&body).await;
+    let before = table_rows(&stack.lake_root(), TableName::Orders, "*")
+        .await
+        .unwrap();
+    let out = serve_once(&stack);
+    assert_eq!(
+        stdout(&out),
+        "1 messages, 0 files loaded, 1 skipped, 0 refused, 0 missing, 0 failed\n",
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        table_rows(&stack.lake_root(), TableName::Orders, "*")
+            .await
+            .unwrap(),
+        before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mixed_batch_fails_only_the_malformed_message() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("good.csv", DAY1).await;
+    stack.put("bad-header.csv", "order_id,coupon\n1,x\n").await;
+    let record = |key: &str| {
+        format!(
+            r#"{{\"Records\":[{{\"eventName\":\"ObjectCreated:Put\",\"s3\":{{\"bucket\":{{\"name\":\"{}\"}},\"object\":{{\"key\":\"{key}\"}}}}}}]}}"#,
+            stack.landing
+        )
+    };
+    let event = format!(
+        r#"{{"Records":[
+          {{"messageId":"good","body":"{}"}},
+          {{"messageId":"refused","body":"{}"}},
+          {{"messageId":"test","body":"{{\"Service\":\"Amazon S3\",\"Event\":\"s3:TestEvent\"}}"}},
+          {{"messageId":"malformed","body":"not json"}},
+          {{"messageId":"missing","body":"{}"}},
+          {{"messageId":"other-bucket","body":"{}"}}
+        ]}}"#,
+        record("good.csv"),
+        record("bad-header.csv"),
+        record("gone.csv"),
+        record("good.csv").replace(&stack.landing, "someone-elses-bucket"),
+    );
+    let event: aws_lambda_events::event::sqs::SqsEvent =
+        serde_json::from_str(&event).expect("SqsEvent fixture");
+    let config = deltaload_tests::localstack::sdk_config(&stack.endpoint).await;
+    let client = deltaload_aws::s3::s3_client(&config, Some(&stack.endpoint));
+    let lake = Lake::open(&stack.lake_root()).await.expect("lake");
+    let sources = Sources::parse(&[format!("s3://{}", stack.landing)]).unwrap();
+    let handler = Handler::new(lake, S3Reader::new(client, 1 << 20), sources);
+    let response = handler.respond(event).await;
+    let failed: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["malformed"]);
+    let orders = table_rows(&stack.lake_root(), TableName::Orders, "order_id")
+        .await
+        .unwrap();
+    assert_eq!(orders.len(), 4);
+    let ledger = table_rows(&stack.lake_root(), TableName::Ledger, "location, status")
+        .await
+        .unwrap();
+    assert_eq!(ledger.len(), 2, "{ledger:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poison_message_rests_in_the_dead_letter_queue_after_max_receives() {
+    let stack = Stack::new(2, 1).await;
+    stack.send("this is not an S3 event").await;
+    for _ in 0..3 {
+        let out = serve_once(&stack);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        if stack.depth(&stack.dlq_url).await == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    }
+    assert_eq!(
+        stack.depth(&stack.dlq_url).await,
+        1,
+        "the poison message is in the dead-letter queue"
+    );
+    assert_eq!(stack.depth(&stack.queue_url).await, 0);
+}

@@ -1,0 +1,243 @@
+//! A private set of LocalStack resources for one test: landing bucket (versioned)
+//! with its object-created notification, lake bucket, queue and dead-letter queue.
+//!
+//! The endpoint is `DELTALOAD_TEST_ENDPOINT` or `http://127.0.0.1:4566` (started
+//! by `./test` through `localstack/up`); the test process's environment is read,
+//! never changed, and child processes get the AWS settings explicitly.
+
+use aws_sdk_s3::primitives::ByteStream;
+use deltaload_lake::LakeRoot;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Test credentials LocalStack accepts.
+pub const REGION: &str = "us-east-1";
+
+/// The LocalStack endpoint of the suite.
+pub fn endpoint() -> String {
+    std::env::var("DELTALOAD_TEST_ENDPOINT").unwrap_or_else(|_| "http://127.0.0.1:4566".to_string())
+}
+
+/// One test's resources.
+pub struct Stack {
+    pub endpoint: String,
+    pub s3: aws_sdk_s3::Client,
+    pub sqs: aws_sdk_sqs::Client,
+    pub landing: String,
+    pub lake_bucket: String,
+    pub queue_url: String,
+    pub dlq_url: String,
+}
+
+fn unique(prefix: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{prefix}-{}-{}-{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// The SDK configuration for LocalStack, without touching the environment.
+pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint)
+        .region(aws_config::Region::new(REGION))
+        .credentials_provider(aws_sdk_s3::config::Credentials::new(
+            "test", "test", None, None, "test",
+        ))
+        .load()
+        .await
+}
+
+impl Stack {
+    /// Creates the resources; `max_receive` is the queue's redrive maxReceiveCount,
+    /// `visibility` its visibility timeout in seconds.
+    pub async fn new(max_receive: u32, visibility: u32) -> Self {
+        let endpoint = endpoint();
+        let config = sdk_config(&endpoint).await;
+        let s3 = deltaload_aws::s3::s3_client(&config, Some(&endpoint));
+        let sqs = aws_sdk_sqs::Client::new(&config);
+        let landing = unique("landing");
+        let lake_bucket = unique("lake");
+        for bucket in [&landing, &lake_bucket] {
+            s3.create_bucket().bucket(bucket).send().await.unwrap_or_else(|e| {
+                panic!(
+                    "cannot create bucket {bucket} on LocalStack at {endpoint}: {}; start it with localstack/up (./test does)",
+                    aws_sdk_s3::error::DisplayErrorContext(&e)
+                )
+            });
+        }
+        s3.put_bucket_versioning()
+            .bucket(&landing)
+            .versioning_configuration(
+                aws_sdk_s3::types::VersioningConfiguration::builder()
+                    .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                    .build(),
+            )
+            .send()
+            .await
+            .expect("versioning");
+        let attr = aws_sdk_sqs::types::QueueAttributeName::QueueArn;
+        let dlq_url = sqs
+            .create_queue()
+            .queue_name(unique("dlq"))
+            .send()
+            .await
+            .expect("dead-letter queue")
+            .queue_url
+            .expect("dlq url");
+        let arn = |url: String| {
+            let sqs = sqs.clone();
+            let attr = attr.clone();
+            async move {
+                sqs.get_queue_attributes()
+                    .queue_url(url)
+                    .attribute_names(attr.clone())
+                    .send()
+                    .await
+                    .expect("queue attributes")
+                    .attributes
+                    .and_then(|a| a.get(&attr).cloned())
+                    .expect("queue arn")
+            }
+        };
+        let dlq_arn = arn(dlq_url.clone()).await;
+        let redrive =
+            format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"{max_receive}"}}"#);
+        let queue_url = sqs
+            .create_queue()
+            .queue_name(unique("events"))
+            .attributes(
+                aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy,
+                redrive,
+            )
+            .attributes(
+                aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout,
+                visibility.to_string(),
+            )
+            .send()
+            .await
+            .expect("queue")
+            .queue_url
+            .expect("queue url");
+        let queue_arn = arn(queue_url.clone()).await;
+        let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
+            .queue_configurations(
+                aws_sdk_s3::types::QueueConfiguration::builder()
+                    .queue_arn(queue_arn)
+                    .events(aws_sdk_s3::types::Event::from("s3:ObjectCreated:*"))
+                    .build()
+                    .expect("queue configuration"),
+            )
+            .build();
+        s3.put_bucket_notification_configuration()
+            .bucket(&landing)
+            .notification_configuration(notification)
+            .send()
+            .await
+            .expect("bucket notification");
+        // S3 announces a new notification with an s3:TestEvent; take it off the
+        // queue so tests count only their own messages.
+        let received = sqs
+            .receive_message()
+            .queue_url(&queue_url)
+            .wait_time_seconds(2)
+            .max_number_of_messages(10)
+            .send()
+            .await
+            .expect("receive the test event");
+        for m in received.messages() {
+            if m.body().is_some_and(|b| b.contains("s3:TestEvent")) {
+                if let Some(handle) = m.receipt_handle() {
+                    sqs.delete_message()
+                        .queue_url(&queue_url)
+                        .receipt_handle(handle)
+                        .send()
+                        .await
+                        .expect("delete the test event");
+                }
+            }
+        }
+        Self {
+            endpoint,
+            s3,
+            sqs,
+            landing,
+            lake_bucket,
+            queue_url,
+            dlq_url,
+        }
+    }
+
+    /// Uploads `content` to the landing bucket under `key`.
+    pub async fn put(&self, key: &str, content: impl Into<Vec<u8>>) {
+        self.s3
+            .put_object()
+            .bucket(&self.landing)
+            .key(key)
+            .body(ByteStream::from(content.into()))
+            .send()
+            .await
+            .expect("put object");
+    }
+
+    /// Sends a raw message body to the queue.
+    pub async fn send(&self, body: &str) {
+        self.sqs
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .send()
+            .await
+            .expect("send message");
+    }
+
+    /// Messages waiting in a queue (visible ones).
+    pub async fn depth(&self, queue_url: &str) -> usize {
+        let attr = aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages;
+        self.sqs
+            .get_queue_attributes()
+            .queue_url(queue_url)
+            .attribute_names(attr.clone())
+            .send()
+            .await
+            .expect("queue attributes")
+            .attributes
+            .and_then(|a| a.get(&attr).and_then(|v| v.parse().ok()))
+            .unwrap_or(0)
+    }
+
+    /// The lake URI.
+    pub fn lake(&self) -> String {
+        format!("s3://{}/lake", self.lake_bucket)
+    }
+
+    /// The lake root for reading tables from the test process.
+    pub fn lake_root(&self) -> LakeRoot {
+        deltaload_lake::lake_url(&self.lake())
+            .expect("lake url")
+            .with_storage_option("AWS_ENDPOINT_URL", &self.endpoint)
+            .with_storage_option("AWS_ALLOW_HTTP", "true")
+            .with_storage_option("AWS_REGION", REGION)
+            .with_storage_option("AWS_ACCESS_KEY_ID", "test")
+            .with_storage_option("AWS_SECRET_ACCESS_KEY", "test")
+    }
+
+    /// Runs the `deltaload` binary at `exe` with the AWS settings of this stack.
+    pub fn cli(&self, exe: &str, args: &[&str]) -> Output {
+        Command::new(exe)
+            .args(args)
+            .env_remove("DELTALOAD_LAKE")
+            .env_remove("DELTALOAD_SOURCES")
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_REGION", REGION)
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .output()
+            .expect("run deltaload")
+    }
+}
