@@ -199,3 +199,93 @@ async fn a_poison_message_rests_in_the_dead_letter_queue_after_max_receives() {
     );
     assert_eq!(stack.depth(&stack.queue_url).await, 0);
 }
+
+/// A change file of `n` orders from `first`, all changed at `hour`.
+fn generated(first: i64, n: i64, hour: u32) -> String {
+    let mut text = deltaload_tests::HEADER.to_string();
+    for id in first..first + n {
+        text.push_str(&format!(
+            "{id},C{},placed,{}.00,EUR,2026-10-01T00:00:00,2026-10-01T{hour:02}:00:00\n",
+            id % 7,
+            id % 100
+        ));
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_consumers_on_one_queue_load_every_file_once() {
+    let stack = Stack::new(10, 3).await;
+    // 20 files over overlapping order ranges: later hours must win wherever they overlap.
+    for i in 0..20i64 {
+        stack
+            .put(
+                &format!("burst/f{i:02}.csv"),
+                generated(i * 5, 10, (i % 20) as u32),
+            )
+            .await;
+    }
+    let lake = stack.lake();
+    let source = format!("s3://{}", stack.landing);
+    let args = [
+        "serve",
+        "--queue",
+        &stack.queue_url,
+        "--lake",
+        &lake,
+        "--source",
+        &source,
+        "--wait",
+        "4",
+        "--once",
+        "--batch-size",
+        "5",
+    ];
+    for _round in 0..6 {
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| stack.cli(EXE, &args));
+            let b = s.spawn(|| stack.cli(EXE, &args));
+            (a.join().expect("consumer a"), b.join().expect("consumer b"))
+        });
+        assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+        assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
+        let ledger = table_rows(&stack.lake_root(), TableName::Ledger, "location")
+            .await
+            .unwrap();
+        if ledger.len() == 20 && stack.depth(&stack.queue_url).await == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    }
+    let root = stack.lake_root();
+    let ledger = table_rows(&root, TableName::Ledger, "location, status")
+        .await
+        .unwrap();
+    assert_eq!(
+        ledger.len(),
+        20,
+        "every file in the ledger once: {ledger:?}"
+    );
+    let orders = table_rows(&root, TableName::Orders, "order_id, updated_at")
+        .await
+        .unwrap();
+    assert_eq!(orders.len(), 105, "orders 0..105 once each");
+    for row in &orders {
+        let id: i64 = row[0].parse().unwrap();
+        let newest = (id / 5).min(19);
+        assert_eq!(
+            row[1],
+            format!("2026-10-01T{newest:02}:00:00Z"),
+            "order {id} holds its newest change"
+        );
+    }
+    let recon = table_rows(&root, TableName::Reconciliation, "balanced, records")
+        .await
+        .unwrap();
+    assert_eq!(recon.len(), 20);
+    assert!(
+        recon.iter().all(|r| r[0] == "true" && r[1] == "10"),
+        "{recon:?}"
+    );
+    assert_eq!(stack.depth(&stack.dlq_url).await, 0);
+}

@@ -93,17 +93,20 @@ pub(crate) async fn open_or_create(
         .await;
     match created {
         Ok(table) => Ok(table),
-        Err(DeltaTableError::VersionAlreadyExists(_)) => {
-            let mut table = DeltaTable::try_from_url(url.clone())
-                .await
-                .map_err(LakeError::delta(name.as_str(), &url))?;
-            table
-                .load()
-                .await
-                .map_err(LakeError::delta(name.as_str(), &url))?;
-            Ok(table)
+        // Another process created it first (delta-rs reports that as a version
+        // conflict or as "already exists"): use the winner's table.
+        Err(e) => {
+            let table = load(root, name, &url).await?;
+            if table.version().is_some() {
+                tracing::debug!(
+                    table = name.as_str(),
+                    "created concurrently by another writer"
+                );
+                Ok(table)
+            } else {
+                Err(LakeError::delta(name.as_str(), &url)(e))
+            }
         }
-        Err(e) => Err(LakeError::delta(name.as_str(), &url)(e)),
     }
 }
 
