@@ -15,8 +15,9 @@ lake = os.environ.get("DELTALOAD_LAKE_BUCKET", "lake")
 queue_name = os.environ.get("DELTALOAD_QUEUE_NAME", "deltaload-events")
 max_receive = os.environ.get("DELTALOAD_MAX_RECEIVE", "3")
 
-s3 = boto3.client("s3")
-sqs = boto3.client("sqs")
+region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+s3 = boto3.client("s3", region_name=region)
+sqs = boto3.client("sqs", region_name=region)
 for bucket in (landing, lake):
     s3.create_bucket(Bucket=bucket)
 s3.put_bucket_versioning(Bucket=landing, VersioningConfiguration={"Status": "Enabled"})

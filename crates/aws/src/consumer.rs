@@ -3,7 +3,9 @@
 
 use crate::error::AwsError;
 use crate::handler::{BatchReport, Handler, Message};
-use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, QueueAttributeName,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -38,6 +40,7 @@ pub async fn serve(
             flag.store(true, Ordering::SeqCst);
         }
     });
+    let visibility = visibility_timeout(sqs, &opts.queue_url).await?;
     let mut total = BatchReport::default();
     while !stop.load(Ordering::SeqCst) {
         let received = sqs
@@ -67,7 +70,11 @@ pub async fn serve(
                 body: m.body.clone().unwrap_or_default(),
             })
             .collect();
-        let report = handler.handle(&batch).await;
+        // Keep the batch invisible while it loads, however long that takes.
+        let report = tokio::select! {
+            report = handler.handle(&batch) => report,
+            never = keep_invisible(sqs, &opts.queue_url, &messages, visibility) => match never {},
+        };
         let done: Vec<DeleteMessageBatchRequestEntry> = messages
             .iter()
             .enumerate()
@@ -105,4 +112,64 @@ pub async fn serve(
         total.absorb(report);
     }
     Ok(total)
+}
+
+/// The queue's visibility timeout in seconds (30 when it cannot be read).
+async fn visibility_timeout(sqs: &aws_sdk_sqs::Client, queue_url: &str) -> Result<i32, AwsError> {
+    let attr = QueueAttributeName::VisibilityTimeout;
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(queue_url)
+        .attribute_names(attr.clone())
+        .send()
+        .await
+        .map_err(|e| AwsError::Queue {
+            queue: queue_url.to_string(),
+            detail: format!(
+                "cannot read the queue's attributes: {}; check the URL and the credentials",
+                aws_sdk_sqs::error::DisplayErrorContext(&e)
+            ),
+        })?;
+    Ok(attrs
+        .attributes()
+        .and_then(|a| a.get(&attr))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30))
+}
+
+/// Extends the messages' visibility every half timeout; never returns.
+async fn keep_invisible(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+    messages: &[aws_sdk_sqs::types::Message],
+    visibility: i32,
+) -> std::convert::Infallible {
+    let period = std::time::Duration::from_secs((visibility.max(2) / 2) as u64);
+    loop {
+        tokio::time::sleep(period).await;
+        let entries: Vec<ChangeMessageVisibilityBatchRequestEntry> = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                ChangeMessageVisibilityBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .set_receipt_handle(m.receipt_handle.clone())
+                    .visibility_timeout(visibility)
+                    .build()
+                    .ok()
+            })
+            .collect();
+        let sent = sqs
+            .change_message_visibility_batch()
+            .queue_url(queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await;
+        match sent {
+            Ok(_) => tracing::debug!(seconds = visibility, "batch visibility extended"),
+            Err(e) => {
+                tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(&e), "cannot extend the batch's visibility")
+            }
+        }
+    }
 }
