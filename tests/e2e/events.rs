@@ -289,3 +289,31 @@ async fn two_consumers_on_one_queue_load_every_file_once() {
     );
     assert_eq!(stack.depth(&stack.dlq_url).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_s3_fails_only_the_messages_that_needed_it() {
+    // A lake on the local disk and an S3 endpoint nobody listens on: a read error
+    // is transient, so that message is retried; the test event is still acknowledged.
+    let sb = deltaload_tests::Sandbox::new();
+    let config = deltaload_tests::localstack::sdk_config("http://127.0.0.1:9").await;
+    let client = deltaload_aws::s3::s3_client(&config, Some("http://127.0.0.1:9"));
+    let handler = Handler::new(
+        sb.lake().await,
+        S3Reader::new(client, 1 << 20),
+        Sources::default(),
+    );
+    let event = r#"{"Records":[
+        {"messageId":"read","body":"{\"Records\":[{\"eventName\":\"ObjectCreated:Put\",\"s3\":{\"bucket\":{\"name\":\"b\"},\"object\":{\"key\":\"a.csv\"}}}]}"},
+        {"messageId":"test","body":"{\"Event\":\"s3:TestEvent\"}"}
+    ]}"#;
+    let event: aws_lambda_events::event::sqs::SqsEvent =
+        serde_json::from_str(event).expect("fixture");
+    let response = handler.respond(event).await;
+    let failed: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["read"]);
+    assert!(sb.rows(TableName::Ledger, "location").await.is_empty());
+}
