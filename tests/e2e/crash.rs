@@ -1,7 +1,7 @@
 //! A load killed at each step, then run again, leaves every table as one clean load does.
 
 use crate::deltaload;
-use deltaload_tests::{stderr, Sandbox, DAY1, DAY2};
+use deltaload_tests::{stderr, Sandbox};
 
 const POINTS: [&str; 5] = [
     "after-read",
@@ -12,9 +12,7 @@ const POINTS: [&str; 5] = [
 ];
 
 async fn clean_state(files: &[&str]) -> Vec<Vec<Vec<String>>> {
-    let sb = Sandbox::new();
-    sb.file("a.csv", DAY1);
-    sb.file("b.csv", DAY2);
+    let sb = Sandbox::with_seed_files();
     let mut args = vec!["load"];
     args.extend_from_slice(files);
     assert_eq!(deltaload(&sb, &args, None).status.code(), Some(0));
@@ -25,9 +23,7 @@ async fn clean_state(files: &[&str]) -> Vec<Vec<Vec<String>>> {
 async fn killed_at_any_step_then_rerun_equals_a_clean_load() {
     let clean = clean_state(&["raw/a.csv", "raw/b.csv"]).await;
     for point in POINTS {
-        let sb = Sandbox::new();
-        sb.file("a.csv", DAY1);
-        sb.file("b.csv", DAY2);
+        let sb = Sandbox::with_seed_files();
         assert_eq!(
             deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
             Some(0)
@@ -69,9 +65,7 @@ async fn killed_at_any_step_then_rerun_equals_a_clean_load() {
 async fn a_multi_file_load_killed_midway_resumes_with_the_same_result() {
     let clean = clean_state(&["raw/a.csv", "raw/b.csv"]).await;
     for point in ["after-orders", "after-reconciliation"] {
-        let sb = Sandbox::new();
-        sb.file("a.csv", DAY1);
-        sb.file("b.csv", DAY2);
+        let sb = Sandbox::with_seed_files();
         let killed = deltaload(&sb, &["load", "raw/a.csv", "raw/b.csv"], Some(point));
         assert_ne!(killed.status.code(), Some(0));
         let rerun = deltaload(&sb, &["load", "raw/a.csv", "raw/b.csv"], None);

@@ -8,24 +8,30 @@ use deltaload_tests::{stderr, stdout, DAY1, DAY2};
 
 const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
 
+/// `deltaload serve --once` over the stack's queue, lake and landing bucket.
+fn serve_args(stack: &Stack, wait: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "serve",
+        "--queue",
+        &stack.queue_url,
+        "--lake",
+        &stack.lake(),
+        "--source",
+        &format!("s3://{}", stack.landing),
+        "--wait",
+        wait,
+        "--once",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
 fn serve_once(stack: &Stack) -> std::process::Output {
-    let lake = stack.lake();
-    let source = format!("s3://{}", stack.landing);
-    stack.cli(
-        EXE,
-        &[
-            "serve",
-            "--queue",
-            &stack.queue_url,
-            "--lake",
-            &lake,
-            "--source",
-            &source,
-            "--wait",
-            "2",
-            "--once",
-        ],
-    )
+    let args = serve_args(stack, "2", &[]);
+    stack.cli(EXE, &args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -225,22 +231,8 @@ async fn two_consumers_on_one_queue_load_every_file_once() {
             )
             .await;
     }
-    let lake = stack.lake();
-    let source = format!("s3://{}", stack.landing);
-    let args = [
-        "serve",
-        "--queue",
-        &stack.queue_url,
-        "--lake",
-        &lake,
-        "--source",
-        &source,
-        "--wait",
-        "4",
-        "--once",
-        "--batch-size",
-        "5",
-    ];
+    let args = serve_args(&stack, "4", &["--batch-size", "5"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     for _round in 0..6 {
         let (a, b) = std::thread::scope(|s| {
             let a = s.spawn(|| stack.cli(EXE, &args));

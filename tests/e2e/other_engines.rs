@@ -2,7 +2,7 @@
 
 use crate::deltaload;
 use deltaload_lake::TableName;
-use deltaload_tests::{stderr, Sandbox, DAY1, DAY2};
+use deltaload_tests::{stderr, Sandbox};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -38,9 +38,7 @@ os._exit(0)
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_deltalake_reads_every_table_with_the_contract_types() {
-    let sb = Sandbox::new();
-    sb.file("a.csv", DAY1);
-    sb.file("b.csv", DAY2);
+    let sb = Sandbox::with_seed_files();
     assert_eq!(
         deltaload(&sb, &["load", "raw/a.csv", "raw/b.csv"], None)
             .status
@@ -87,9 +85,7 @@ os._exit(0)
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
-    let sb = Sandbox::new();
-    sb.file("a.csv", DAY1);
-    sb.file("b.csv", DAY2);
+    let sb = Sandbox::with_seed_files();
     assert_eq!(
         deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
         Some(0)

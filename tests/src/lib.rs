@@ -31,6 +31,14 @@ impl Sandbox {
         Self { dir, root }
     }
 
+    /// A sandbox with the seed's two days as `raw/a.csv` and `raw/b.csv`.
+    pub fn with_seed_files() -> Self {
+        let sb = Self::new();
+        sb.file("a.csv", DAY1);
+        sb.file("b.csv", DAY2);
+        sb
+    }
+
     /// Writes a change file under `raw/` and returns its path.
     pub fn file(&self, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let path = self.dir.path().join("raw").join(name);
