@@ -84,7 +84,7 @@ async fn bad_headers_are_refused_and_leave_the_tables_unchanged() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_file_does_not_stop_the_others_and_its_fix_loads() {
     let sb = Sandbox::new();
-    sb.file("bad.csv", format!("order_id,status\n1,x\n"));
+    sb.file("bad.csv", "order_id,status\n1,x\n");
     sb.file("day1.csv", DAY1);
     let out = deltaload(&sb, &["load", "raw/bad.csv", "raw/day1.csv"], None);
     assert_eq!(out.status.code(), Some(2));

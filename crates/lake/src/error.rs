@@ -10,13 +10,13 @@ pub enum LakeError {
         table: &'static str,
         url: String,
         #[source]
-        source: DeltaTableError,
+        source: Box<DeltaTableError>,
     },
     #[error("query on table {table}: {source}")]
     Query {
         table: &'static str,
         #[source]
-        source: deltalake::datafusion::error::DataFusionError,
+        source: Box<deltalake::datafusion::error::DataFusionError>,
     },
     #[error("building the {table} rows: {source}")]
     Arrow {
@@ -46,13 +46,20 @@ impl LakeError {
         url: &url::Url,
     ) -> impl FnOnce(DeltaTableError) -> Self {
         let url = url.to_string();
-        move |source| Self::Delta { table, url, source }
+        move |source| Self::Delta {
+            table,
+            url,
+            source: Box::new(source),
+        }
     }
 
     pub(crate) fn query(
         table: &'static str,
     ) -> impl FnOnce(deltalake::datafusion::error::DataFusionError) -> Self {
-        move |source| Self::Query { table, source }
+        move |source| Self::Query {
+            table,
+            source: Box::new(source),
+        }
     }
 
     pub(crate) fn arrow(
