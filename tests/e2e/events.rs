@@ -233,7 +233,7 @@ async fn two_consumers_on_one_queue_load_every_file_once() {
     }
     let args = serve_args(&stack, "4", &["--batch-size", "5"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    for _round in 0..6 {
+    for _round in 0..10 {
         let (a, b) = std::thread::scope(|s| {
             let a = s.spawn(|| stack.cli(EXE, &args));
             let b = s.spawn(|| stack.cli(EXE, &args));

@@ -184,6 +184,9 @@ impl Lake {
             }
         };
         step!(opts, started, AfterRead, "after-read");
+        // Start from the tables' latest versions: another writer may have committed
+        // since the last load, and a stale snapshot turns every commit into a conflict.
+        self.refresh_writes().await?;
         let loaded_at = now_micros();
         let rejected_version = self
             .replace_rejects(&parsed.rejects, location, &cid, loaded_at)
@@ -196,7 +199,6 @@ impl Lake {
         let recovered = if opts.force {
             None
         } else {
-            refresh(&mut self.orders, TableName::Orders).await?;
             let floor = self.ledger_orders_floor().await?;
             self.find_merge_commit(floor, location, &cid).await?
         };
@@ -232,6 +234,13 @@ impl Lake {
             orders_version,
             recovered: recovered.is_some(),
         }))
+    }
+
+    /// Reloads the tables a load writes to their latest versions.
+    async fn refresh_writes(&mut self) -> Result<(), LakeError> {
+        refresh(&mut self.orders, TableName::Orders).await?;
+        refresh(&mut self.rejected, TableName::RejectedOrders).await?;
+        refresh(&mut self.reconciliation, TableName::Reconciliation).await
     }
 
     /// Replaces this file's rejects in one commit (none is made when there is nothing
