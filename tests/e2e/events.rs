@@ -29,6 +29,19 @@ fn serve_args(stack: &Stack, wait: &str, extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// Invokes the handler the way Lambda does, with a JSON `SqsEvent`, and returns
+/// the ids of the messages it reports as batch item failures.
+async fn failed_ids(handler: &Handler, event: &str) -> Vec<String> {
+    let event: aws_lambda_events::event::sqs::SqsEvent =
+        serde_json::from_str(event).expect("SqsEvent fixture");
+    let response = handler.respond(event).await;
+    response
+        .batch_item_failures
+        .into_iter()
+        .map(|f| f.item_identifier)
+        .collect()
+}
+
 fn serve_once(stack: &Stack) -> std::process::Output {
     let args = serve_args(stack, "2", &[]);
     stack.cli(EXE, &args.iter().map(String::as_str).collect::<Vec<_>>())
@@ -162,20 +175,12 @@ async fn a_mixed_batch_fails_only_the_malformed_message() {
         record("gone.csv"),
         record("good.csv").replace(&stack.landing, "someone-elses-bucket"),
     );
-    let event: aws_lambda_events::event::sqs::SqsEvent =
-        serde_json::from_str(&event).expect("SqsEvent fixture");
     let config = deltaload_tests::localstack::sdk_config(&stack.endpoint).await;
     let client = deltaload_aws::s3::s3_client(&config, Some(&stack.endpoint));
     let lake = Lake::open(&stack.lake_root()).await.expect("lake");
     let sources = Sources::parse(&[format!("s3://{}", stack.landing)]).unwrap();
     let handler = Handler::new(lake, S3Reader::new(client, 1 << 20), sources);
-    let response = handler.respond(event).await;
-    let failed: Vec<&str> = response
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.as_str())
-        .collect();
-    assert_eq!(failed, ["malformed"]);
+    assert_eq!(failed_ids(&handler, &event).await, ["malformed"]);
     let orders = table_rows(&stack.lake_root(), TableName::Orders, "order_id")
         .await
         .unwrap();
@@ -298,14 +303,6 @@ async fn an_unreachable_s3_fails_only_the_messages_that_needed_it() {
         {"messageId":"read","body":"{\"Records\":[{\"eventName\":\"ObjectCreated:Put\",\"s3\":{\"bucket\":{\"name\":\"b\"},\"object\":{\"key\":\"a.csv\"}}}]}"},
         {"messageId":"test","body":"{\"Event\":\"s3:TestEvent\"}"}
     ]}"#;
-    let event: aws_lambda_events::event::sqs::SqsEvent =
-        serde_json::from_str(event).expect("fixture");
-    let response = handler.respond(event).await;
-    let failed: Vec<&str> = response
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.as_str())
-        .collect();
-    assert_eq!(failed, ["read"]);
+    assert_eq!(failed_ids(&handler, event).await, ["read"]);
     assert!(sb.rows(TableName::Ledger, "location").await.is_empty());
 }
