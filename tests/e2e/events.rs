@@ -306,3 +306,43 @@ async fn an_unreachable_s3_fails_only_the_messages_that_needed_it() {
     assert_eq!(failed_ids(&handler, event).await, ["read"]);
     assert!(sb.rows(TableName::Ledger, "location").await.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_in_flight_stays_invisible_past_the_visibility_timeout() {
+    let stack = Stack::new(5, 2).await;
+    stack.send("held").await;
+    let receive = |wait: i32| {
+        stack
+            .sqs
+            .receive_message()
+            .queue_url(&stack.queue_url)
+            .wait_time_seconds(wait)
+            .send()
+    };
+    let first = receive(2)
+        .await
+        .expect("receive")
+        .messages
+        .unwrap_or_default();
+    assert_eq!(first.len(), 1);
+    // While the extension runs, 5 s (2.5 timeouts) pass and nobody else sees the message.
+    let held = tokio::select! {
+        never = deltaload_aws::consumer::keep_invisible(&stack.sqs, &stack.queue_url, &first, 2) => match never {},
+        seen = async {
+            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+            receive(2).await.expect("receive").messages.unwrap_or_default().len()
+        } => seen,
+    };
+    assert_eq!(held, 0, "the message reappeared while its load was running");
+    // Once the extension stops, the message comes back after the timeout.
+    let back = receive(5)
+        .await
+        .expect("receive")
+        .messages
+        .unwrap_or_default();
+    assert_eq!(
+        back.len(),
+        1,
+        "the message did not come back after the extension stopped"
+    );
+}

@@ -137,8 +137,9 @@ async fn visibility_timeout(sqs: &aws_sdk_sqs::Client, queue_url: &str) -> Resul
         .unwrap_or(30))
 }
 
-/// Extends the messages' visibility every half timeout; never returns.
-async fn keep_invisible(
+/// Extends the messages' visibility every half timeout; never returns (drop it,
+/// or let a `select!` end it, when the batch is done).
+pub async fn keep_invisible(
     sqs: &aws_sdk_sqs::Client,
     queue_url: &str,
     messages: &[aws_sdk_sqs::types::Message],
