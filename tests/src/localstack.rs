@@ -6,6 +6,7 @@
 //! never changed, and child processes get the AWS settings explicitly.
 
 use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_sqs::types::QueueAttributeName;
 use deltaload_lake::LakeRoot;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -53,6 +54,22 @@ pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
         .await
 }
 
+/// One attribute of a queue.
+async fn queue_attribute(
+    sqs: &aws_sdk_sqs::Client,
+    url: &str,
+    name: QueueAttributeName,
+) -> Option<String> {
+    sqs.get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(name.clone())
+        .send()
+        .await
+        .expect("queue attributes")
+        .attributes
+        .and_then(|a| a.get(&name).cloned())
+}
+
 impl Stack {
     /// Creates the resources; `max_receive` is the queue's redrive maxReceiveCount,
     /// `visibility` its visibility timeout in seconds.
@@ -81,7 +98,6 @@ impl Stack {
             .send()
             .await
             .expect("versioning");
-        let attr = aws_sdk_sqs::types::QueueAttributeName::QueueArn;
         let dlq_url = sqs
             .create_queue()
             .queue_name(unique("dlq"))
@@ -90,22 +106,9 @@ impl Stack {
             .expect("dead-letter queue")
             .queue_url
             .expect("dlq url");
-        let arn = |url: String| {
-            let sqs = sqs.clone();
-            let attr = attr.clone();
-            async move {
-                sqs.get_queue_attributes()
-                    .queue_url(url)
-                    .attribute_names(attr.clone())
-                    .send()
-                    .await
-                    .expect("queue attributes")
-                    .attributes
-                    .and_then(|a| a.get(&attr).cloned())
-                    .expect("queue arn")
-            }
-        };
-        let dlq_arn = arn(dlq_url.clone()).await;
+        let dlq_arn = queue_attribute(&sqs, &dlq_url, QueueAttributeName::QueueArn)
+            .await
+            .expect("queue arn");
         let redrive =
             format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"{max_receive}"}}"#);
         let queue_url = sqs
@@ -124,7 +127,9 @@ impl Stack {
             .expect("queue")
             .queue_url
             .expect("queue url");
-        let queue_arn = arn(queue_url.clone()).await;
+        let queue_arn = queue_attribute(&sqs, &queue_url, QueueAttributeName::QueueArn)
+            .await
+            .expect("queue arn");
         let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
             .queue_configurations(
                 aws_sdk_s3::types::QueueConfiguration::builder()
@@ -198,17 +203,14 @@ impl Stack {
 
     /// Messages waiting in a queue (visible ones).
     pub async fn depth(&self, queue_url: &str) -> usize {
-        let attr = aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages;
-        self.sqs
-            .get_queue_attributes()
-            .queue_url(queue_url)
-            .attribute_names(attr.clone())
-            .send()
-            .await
-            .expect("queue attributes")
-            .attributes
-            .and_then(|a| a.get(&attr).and_then(|v| v.parse().ok()))
-            .unwrap_or(0)
+        queue_attribute(
+            &self.sqs,
+            queue_url,
+            QueueAttributeName::ApproximateNumberOfMessages,
+        )
+        .await
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
     }
 
     /// The lake URI.

@@ -5,6 +5,8 @@
 pub enum AwsError {
     #[error("configuration: {0}")]
     Config(String),
+    #[error("{0}; left for the dead-letter queue after maxReceiveCount deliveries")]
+    Body(#[from] crate::event::NotAnEvent),
     #[error("reading s3://{bucket}/{key}: {detail}; the message will be retried")]
     Read {
         bucket: String,

@@ -148,11 +148,7 @@ impl Handler {
                 report.ignored += ignored;
                 objects
             }
-            Err(e) => {
-                return Err(AwsError::Config(format!(
-                    "{e}; left for the dead-letter queue"
-                )));
-            }
+            Err(e) => return Err(e.into()),
         };
         for object in &objects {
             self.handle_object(object, report)

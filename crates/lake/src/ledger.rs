@@ -59,7 +59,7 @@ impl Lake {
         refresh(&mut self.ledger, TableName::Ledger).await?;
         let sql = format!(
             "SELECT status, reason, orders_version FROM ledger WHERE {}",
-            file_version("location", location, content_id)
+            file_version(location, content_id)
         );
         let batches = query(&self.ctx, &self.ledger, TableName::Ledger, &sql).await?;
         let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
@@ -95,7 +95,7 @@ impl Lake {
     /// Records a file version, replacing any earlier row for it (one row per version).
     pub(crate) async fn record(&mut self, entry: &LedgerEntry) -> Result<(), LakeError> {
         let batch = batches::ledger(entry)?;
-        let predicate = file_version("location", &entry.location, &entry.content_id);
+        let predicate = file_version(&entry.location, &entry.content_id);
         self.ledger = replace_where(&self.ledger, TableName::Ledger, batch, predicate).await?;
         Ok(())
     }

@@ -280,7 +280,7 @@ impl Lake {
         loaded_at: i64,
     ) -> Result<(), LakeError> {
         let batch = batches::reconciliation(location, cid, figures, orders_version, loaded_at)?;
-        let predicate = file_version("location", location, cid);
+        let predicate = file_version(location, cid);
         self.reconciliation = replace_where(
             &self.reconciliation,
             TableName::Reconciliation,

@@ -33,13 +33,12 @@ fn register_object_stores() {
 /// Loads the table at `url`; a location with no table yet gives an unloaded table.
 async fn load(root: &LakeRoot, name: TableName, url: &Url) -> Result<DeltaTable, LakeError> {
     register_object_stores();
-    let err = LakeError::delta(name.as_str(), url);
-    let mut table = DeltaTableBuilder::from_url(url.clone())
-        .and_then(|b| b.with_storage_options(root.storage_options.clone()).build())
-        .map_err(LakeError::delta(name.as_str(), url))?;
+    let built = DeltaTableBuilder::from_url(url.clone())
+        .and_then(|b| b.with_storage_options(root.storage_options.clone()).build());
+    let mut table = built.map_err(LakeError::delta(name.as_str(), url))?;
     match table.load().await {
         Ok(()) | Err(DeltaTableError::NotATable(_)) => Ok(table),
-        Err(e) => Err(err(e)),
+        Err(e) => Err(LakeError::delta(name.as_str(), url)(e)),
     }
 }
 
@@ -177,10 +176,10 @@ pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
     Ok((!longs.is_empty() && !longs.is_null(0)).then(|| longs.value(0)))
 }
 
-/// The predicate selecting one file version's rows.
-pub(crate) fn file_version(location_column: &str, location: &str, content_id: &str) -> String {
+/// The predicate selecting one file version's rows (ledger and reconciliation).
+pub(crate) fn file_version(location: &str, content_id: &str) -> String {
     format!(
-        "{location_column} = {} AND content_id = {}",
+        "location = {} AND content_id = {}",
         sql_string(location),
         sql_string(content_id)
     )
