@@ -1,7 +1,7 @@
 //! A load killed at each step, then run again, leaves every table as one clean load does.
 
 use crate::deltaload;
-use deltaload_tests::{stderr, Sandbox};
+use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
 
 const POINTS: [&str; 5] = [
     "after-read",
@@ -64,12 +64,79 @@ async fn killed_at_any_step_then_rerun_equals_a_clean_load() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_multi_file_load_killed_midway_resumes_with_the_same_result() {
     let clean = clean_state(&["raw/a.csv", "raw/b.csv"]).await;
-    for point in ["after-orders", "after-reconciliation"] {
-        let sb = Sandbox::with_seed_files();
-        let killed = deltaload(&sb, &["load", "raw/a.csv", "raw/b.csv"], Some(point));
-        assert_ne!(killed.status.code(), Some(0));
-        let rerun = deltaload(&sb, &["load", "raw/a.csv", "raw/b.csv"], None);
-        assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
-        assert_eq!(sb.state().await, clean, "{point}");
+    for batch in ["1", "2"] {
+        for point in ["after-orders", "after-reconciliation"] {
+            let sb = Sandbox::with_seed_files();
+            let args = ["load", "--batch-size", batch, "raw/a.csv", "raw/b.csv"];
+            let killed = deltaload(&sb, &args, Some(point));
+            assert_ne!(killed.status.code(), Some(0));
+            let rerun = deltaload(&sb, &args, None);
+            assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
+            assert_eq!(sb.state().await, clean, "batch {batch}, {point}");
+        }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_killed_at_any_step_then_its_files_redelivered_one_by_one_equals_a_clean_load() {
+    let clean = clean_state(&["raw/a.csv", "raw/b.csv"]).await;
+    for point in POINTS {
+        let sb = Sandbox::with_seed_files();
+        let args = ["load", "--batch-size", "2", "raw/a.csv", "raw/b.csv"];
+        let killed = deltaload(&sb, &args, Some(point));
+        assert!(stderr(&killed).contains("fault injected"), "{point}");
+        let mut printed = String::new();
+        for file in ["raw/a.csv", "raw/b.csv"] {
+            let rerun = deltaload(&sb, &["load", file], None);
+            assert_eq!(rerun.status.code(), Some(0), "{point}: {}", stderr(&rerun));
+            printed.push_str(&String::from_utf8_lossy(&rerun.stdout));
+        }
+        let expected = match point {
+            "after-ledger" => {
+                "raw/a.csv: already loaded (table version 1), skipped\n\
+                               raw/b.csv: already loaded (table version 1), skipped\n"
+            }
+            "after-orders" | "after-reconciliation" => {
+                "raw/a.csv: 1 rejected, 0 updated, 4 added, table version 1\n\
+                 raw/b.csv: 0 rejected, 2 updated, 1 added, table version 1\n"
+            }
+            _ => {
+                "raw/a.csv: 1 rejected, 0 updated, 4 added, table version 1\n\
+                  raw/b.csv: 0 rejected, 2 updated, 1 added, table version 2\n"
+            }
+        };
+        assert_eq!(printed, expected, "{point}");
+        assert_eq!(
+            sb.state().await,
+            clean,
+            "{point}: tables differ from a clean load"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rerun_after_other_loads_still_finds_the_interrupted_merge() {
+    let sb = Sandbox::with_seed_files();
+    sb.file(
+        "c.csv",
+        format!("{HEADER}2001,C9,placed,5.00,EUR,2026-10-05T08:00:00,2026-10-05T08:00:00\n"),
+    );
+    assert_eq!(
+        deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
+        Some(0)
+    );
+    let killed = deltaload(&sb, &["load", "raw/b.csv"], Some("after-orders"));
+    assert!(stderr(&killed).contains("fault injected"));
+    // Another file loads, and the ledger moves past b's MERGE commit.
+    let other = deltaload(&sb, &["load", "raw/c.csv"], None);
+    assert_eq!(
+        stdout(&other),
+        "raw/c.csv: 0 rejected, 0 updated, 1 added, table version 3\n"
+    );
+    let rerun = deltaload(&sb, &["load", "raw/b.csv"], None);
+    assert_eq!(
+        stdout(&rerun),
+        "raw/b.csv: 0 rejected, 2 updated, 1 added, table version 3\n",
+        "the figures of b's own MERGE, not those of a second one"
+    );
 }

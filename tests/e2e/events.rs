@@ -175,11 +175,8 @@ async fn a_mixed_batch_fails_only_the_malformed_message() {
         record("gone.csv"),
         record("good.csv").replace(&stack.landing, "someone-elses-bucket"),
     );
-    let config = deltaload_tests::localstack::sdk_config(&stack.endpoint).await;
-    let client = deltaload_aws::s3::s3_client(&config, Some(&stack.endpoint));
     let lake = Lake::open(&stack.lake_root()).await.expect("lake");
-    let sources = Sources::parse(&[format!("s3://{}", stack.landing)]).unwrap();
-    let handler = Handler::new(lake, S3Reader::new(client, 1 << 20), sources);
+    let handler = stack.handler(lake).await;
     assert_eq!(failed_ids(&handler, &event).await, ["malformed"]);
     let orders = table_rows(&stack.lake_root(), TableName::Orders, "order_id")
         .await

@@ -1,6 +1,8 @@
 //! The end-to-end suite of deltaload, one test binary (run with `./test`).
 
+mod batches;
 mod crash;
+mod event_batches;
 mod events;
 mod load_cli;
 mod other_engines;

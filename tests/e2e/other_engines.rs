@@ -83,6 +83,16 @@ sys.stdout.flush()
 os._exit(0)
 "#;
 
+/// Another writer breaks the sandbox's `orders`: order 1004, which day 2 changes, twice.
+pub(crate) fn duplicate_order_1004(sb: &Sandbox) {
+    let py = python();
+    let out = Command::new(&py)
+        .args(["-c", DUPLICATE, sb.lake_dir().to_str().unwrap()])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
     let sb = Sandbox::with_seed_files();
@@ -90,14 +100,8 @@ async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
         deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
         Some(0)
     );
-    // Another writer breaks the table: order 1004, which day 2 changes, twice.
-    let py = python();
-    let out = Command::new(&py)
-        .args(["-c", DUPLICATE, sb.lake_dir().to_str().unwrap()])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ledger_before = sb.rows(TableName::Ledger, "location").await;
+    duplicate_order_1004(&sb);
+    let ledger_before = sb.rows(TableName::Ledger, "location, status").await;
     let load = deltaload(&sb, &["load", "raw/b.csv"], None);
     assert_eq!(load.status.code(), Some(1));
     assert!(
@@ -105,9 +109,20 @@ async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
         "{}",
         stderr(&load)
     );
+    let mut expected = ledger_before;
+    expected.push(vec![
+        sb.dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("raw/b.csv")
+            .display()
+            .to_string(),
+        "loading".to_string(),
+    ]);
     assert_eq!(
-        sb.rows(TableName::Ledger, "location").await,
-        ledger_before,
-        "nothing recorded"
+        sb.rows(TableName::Ledger, "location, status").await,
+        expected,
+        "b is not recorded as loaded"
     );
 }

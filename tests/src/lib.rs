@@ -75,6 +75,27 @@ impl Sandbox {
         .expect("load")
     }
 
+    /// Loads files in-process as one batch.
+    pub async fn load_batch(&self, files: &[SourceFile]) -> Vec<LoadOutcome> {
+        let mut lake = self.lake().await;
+        lake.load_batch(files, LoadOptions::default())
+            .await
+            .expect("load batch")
+    }
+
+    /// The current version of every table, in [`TableName::ALL`] order.
+    pub async fn versions(&self) -> Vec<Option<u64>> {
+        let mut versions = Vec::new();
+        for name in TableName::ALL {
+            versions.push(
+                deltaload_lake::table_version(&self.root, name)
+                    .await
+                    .expect("table version"),
+            );
+        }
+        versions
+    }
+
     /// Rows of a table as text, sorted by its key.
     pub async fn rows(&self, table: TableName, columns: &str) -> Vec<Vec<String>> {
         table_rows(&self.root, table, columns)
@@ -92,7 +113,8 @@ impl Sandbox {
     }
 
     /// Everything the four tables hold that one clean load would reproduce
-    /// (load times and versions left out; the sandbox's own path written `<sandbox>`).
+    /// (load times and versions left out; the sandbox's own path written `<sandbox>`;
+    /// rows sorted, as files loaded together share a load time).
     pub async fn state(&self) -> Vec<Vec<Vec<String>>> {
         let dir = self.dir.path().canonicalize().expect("sandbox path");
         let dir = dir.to_str().expect("utf-8 path");
@@ -114,13 +136,16 @@ impl Sandbox {
         tables
             .into_iter()
             .map(|rows| {
-                rows.into_iter()
+                let mut rows: Vec<Vec<String>> = rows
+                    .into_iter()
                     .map(|row| {
                         row.into_iter()
                             .map(|cell| cell.replace(dir, "<sandbox>"))
                             .collect()
                     })
-                    .collect()
+                    .collect();
+                rows.sort();
+                rows
             })
             .collect()
     }

@@ -190,6 +190,28 @@ impl Stack {
             .expect("put object");
     }
 
+    /// The body S3 sends for an object created under `key` in the landing bucket.
+    pub fn created(&self, key: &str) -> String {
+        serde_json::json!({"Records": [{
+            "eventName": "ObjectCreated:Put",
+            "s3": {"bucket": {"name": self.landing}, "object": {"key": key}},
+        }]})
+        .to_string()
+    }
+
+    /// A handler reading this stack's landing bucket and loading into `lake`.
+    pub async fn handler(&self, lake: deltaload_lake::Lake) -> deltaload_aws::Handler {
+        let config = sdk_config(&self.endpoint).await;
+        let client = deltaload_aws::s3::s3_client(&config, Some(&self.endpoint));
+        let sources =
+            deltaload_aws::Sources::parse(&[format!("s3://{}", self.landing)]).expect("sources");
+        deltaload_aws::Handler::new(
+            lake,
+            deltaload_aws::s3::S3Reader::new(client, 1 << 20),
+            sources,
+        )
+    }
+
     /// Sends a raw message body to the queue.
     pub async fn send(&self, body: &str) {
         self.sqs

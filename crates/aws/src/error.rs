@@ -15,6 +15,10 @@ pub enum AwsError {
     },
     #[error("queue {queue}: {detail}")]
     Queue { queue: String, detail: String },
+    #[error(
+        "handling the message panicked (a bug; please report it); the message will be retried"
+    )]
+    Panicked,
     #[error(transparent)]
     Lake(#[from] deltaload_lake::LakeError),
 }

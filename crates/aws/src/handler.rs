@@ -1,9 +1,10 @@
 //! One batch of SQS messages: each body parsed on its own, each announced object
 //! loaded into the lake, and the messages that must come back reported.
 //!
-//! A message succeeds when all its files loaded, were skipped by the ledger, were
-//! refused (bad header, too large, outside the allowed sources) or were deleted
-//! before they could be read. It fails, so that SQS delivers it again, when its
+//! The files of all the messages are loaded together, with one commit per table
+//! (see `Lake::load_batch`). A message succeeds when all its files loaded, were
+//! skipped by the ledger, were refused (bad header, too large, outside the allowed
+//! sources) or were deleted before they could be read. It fails, so that SQS delivers it again, when its
 //! body is not an S3 event (after `maxReceiveCount` it rests in the dead-letter
 //! queue) or when a read or a commit failed. A panic fails only its own message.
 
@@ -12,7 +13,7 @@ use crate::event::{parse_body, Body, ObjectRef};
 use crate::s3::{s3_client, Fetched, S3Reader};
 use crate::settings::{Settings, Sources};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use deltaload_lake::{Lake, LoadOptions, LoadOutcome};
+use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use tokio::sync::Mutex;
@@ -82,32 +83,79 @@ impl Handler {
         ))
     }
 
-    /// Handles a batch; never fails as a whole.
+    /// Handles a batch; never fails as a whole. Every message's objects are read
+    /// first, then all the files are loaded together (one commit per table); when
+    /// that load fails, each message's files are loaded on their own, so that a
+    /// failure stays with the message that caused it.
     pub async fn handle(&self, messages: &[Message]) -> BatchReport {
         let mut report = BatchReport {
             messages: messages.len(),
             ..BatchReport::default()
         };
+        let mut files: Vec<SourceFile> = Vec::new();
+        let mut ready: Vec<(&Message, std::ops::Range<usize>)> = Vec::new();
         for message in messages {
             let span = tracing::info_span!("message", message_id = %message.id);
-            let outcome = AssertUnwindSafe(self.handle_message(message, &mut report))
+            let outcome = AssertUnwindSafe(self.read_message(message, &mut report))
                 .catch_unwind()
                 .instrument(span.clone())
                 .await;
             let _entered = span.enter();
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    tracing::error!(error = %e, "message failed, it will be delivered again");
-                    report.failures.push(message.id.clone());
+            match settle(outcome) {
+                Ok(read) if read.is_empty() => {}
+                Ok(read) => {
+                    let start = files.len();
+                    files.extend(read);
+                    ready.push((message, start..files.len()));
                 }
-                Err(_) => {
-                    tracing::error!("message handling panicked, it will be delivered again");
+                Err(e) => {
+                    tracing::error!(error = %e, "message failed, it will be delivered again");
                     report.failures.push(message.id.clone());
                 }
             }
         }
+        if ready.is_empty() {
+            return report;
+        }
+        let span = tracing::info_span!("batch", messages = ready.len(), files = files.len());
+        let together = AssertUnwindSafe(self.load(&files))
+            .catch_unwind()
+            .instrument(span.clone())
+            .await;
+        match settle(together) {
+            Ok(outcomes) => tally(&mut report, &outcomes),
+            Err(e) if ready.len() == 1 => {
+                let _entered = span.enter();
+                tracing::error!(error = %e, "message failed, it will be delivered again");
+                report.failures.push(ready[0].0.id.clone());
+            }
+            Err(e) => {
+                span.in_scope(|| {
+                    tracing::warn!(error = %e, "batch load failed; loading each message on its own")
+                });
+                for (message, range) in ready {
+                    let span = tracing::info_span!("message", message_id = %message.id);
+                    let alone = AssertUnwindSafe(self.load(&files[range]))
+                        .catch_unwind()
+                        .instrument(span.clone())
+                        .await;
+                    let _entered = span.enter();
+                    match settle(alone) {
+                        Ok(outcomes) => tally(&mut report, &outcomes),
+                        Err(e) => {
+                            tracing::error!(error = %e, "message failed, it will be delivered again");
+                            report.failures.push(message.id.clone());
+                        }
+                    }
+                }
+            }
+        }
         report
+    }
+
+    async fn load(&self, files: &[SourceFile]) -> Result<Vec<LoadOutcome>, AwsError> {
+        let mut lake = self.lake.lock().await;
+        Ok(lake.load_batch(files, LoadOptions::default()).await?)
     }
 
     /// The Lambda contract: an SQS event in, the messages to retry out.
@@ -134,15 +182,16 @@ impl Handler {
         response
     }
 
-    async fn handle_message(
+    /// Reads the objects a message announces; the files to load come back.
+    async fn read_message(
         &self,
         message: &Message,
         report: &mut BatchReport,
-    ) -> Result<(), AwsError> {
+    ) -> Result<Vec<SourceFile>, AwsError> {
         let objects = match parse_body(&message.body) {
             Ok(Body::Test) => {
                 tracing::info!("s3:TestEvent acknowledged");
-                return Ok(());
+                return Ok(Vec::new());
             }
             Ok(Body::Objects { objects, ignored }) => {
                 report.ignored += ignored;
@@ -150,50 +199,55 @@ impl Handler {
             }
             Err(e) => return Err(e.into()),
         };
+        let mut files = Vec::with_capacity(objects.len());
         for object in &objects {
-            self.handle_object(object, report)
-                .instrument(
-                    tracing::info_span!("object", bucket = %object.bucket, key = %object.key),
-                )
-                .await?;
+            let span = tracing::info_span!("object", bucket = %object.bucket, key = %object.key);
+            if let Some(file) = self.read_object(object, report).instrument(span).await? {
+                files.push(file);
+            }
         }
-        Ok(())
+        Ok(files)
     }
 
-    async fn handle_object(
+    async fn read_object(
         &self,
         object: &ObjectRef,
         report: &mut BatchReport,
-    ) -> Result<(), AwsError> {
+    ) -> Result<Option<SourceFile>, AwsError> {
         if !self.sources.allows(&object.bucket, &object.key) {
             tracing::warn!("object outside the allowed sources: refused, not read");
             report.refused += 1;
-            return Ok(());
+            return Ok(None);
         }
-        let file = match self.reader.fetch(object).await? {
-            Fetched::File(file) => file,
+        match self.reader.fetch(object).await? {
+            Fetched::File(file) => Ok(Some(file)),
             Fetched::Missing => {
                 tracing::warn!("object no longer exists: acknowledged");
                 report.missing += 1;
-                return Ok(());
+                Ok(None)
             }
             Fetched::TooLarge(size) => {
                 tracing::warn!(size, "object larger than the configured limit: refused");
                 report.refused += 1;
-                return Ok(());
+                Ok(None)
             }
-        };
-        let outcome = self
-            .lake
-            .lock()
-            .await
-            .load(&file, LoadOptions::default())
-            .await?;
+        }
+    }
+}
+
+/// A panic becomes an error of its message.
+fn settle<T>(
+    outcome: Result<Result<T, AwsError>, Box<dyn std::any::Any + Send>>,
+) -> Result<T, AwsError> {
+    outcome.unwrap_or_else(|_| Err(AwsError::Panicked))
+}
+
+fn tally(report: &mut BatchReport, outcomes: &[LoadOutcome]) {
+    for outcome in outcomes {
         match outcome {
             LoadOutcome::Loaded(_) => report.loaded += 1,
             LoadOutcome::Skipped { .. } => report.skipped += 1,
             LoadOutcome::Refused(_) => report.refused += 1,
         }
-        Ok(())
     }
 }

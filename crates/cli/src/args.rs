@@ -71,6 +71,10 @@ pub struct LoadArgs {
     /// Reprocess files the ledger has already seen (only newer changes alter orders).
     #[arg(long)]
     pub force: bool,
+    /// Files loaded together, with one commit per table (their figures stay per
+    /// file, as if loaded one by one in the order given).
+    #[arg(long, env = "DELTALOAD_BATCH_SIZE", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub batch_size: u16,
     /// CSV change files to load.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

@@ -1,8 +1,11 @@
-//! `deltaload load`: local files into the lake, one line per file.
+//! `deltaload load`: local files into the lake, `--batch-size` at a time, one line per file.
 
 use crate::args::LoadArgs;
 use anyhow::Context;
-use deltaload_lake::{lake_url, local_source, Lake, LoadOptions, LoadOutcome, SourceFile};
+use deltaload_lake::{
+    lake_url, local_source, Lake, LakeError, LoadOptions, LoadOutcome, SourceFile,
+};
+use std::path::Path;
 use std::process::ExitCode;
 
 fn options(force: bool) -> LoadOptions {
@@ -28,55 +31,29 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("opening the lake at {root}"))?;
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
-    for path in &args.files {
-        let shown = path.display().to_string();
-        let read = local_source(&shown).and_then(|location| {
-            std::fs::read(path)
-                .map(|bytes| (location, bytes))
-                .map_err(|source| deltaload_lake::LakeError::ReadSource {
-                    path: shown.clone(),
-                    source,
-                })
-        });
-        let (location, bytes) = match read {
-            Ok(found) => found,
-            Err(e) => {
-                eprintln!("{shown}: {e}");
-                failed = true;
-                continue;
+    for chunk in args.files.chunks(usize::from(args.batch_size)) {
+        let mut shown = Vec::with_capacity(chunk.len());
+        let mut files = Vec::with_capacity(chunk.len());
+        for path in chunk {
+            match read(path) {
+                Ok(file) => {
+                    shown.push(path.display().to_string());
+                    files.push(file);
+                }
+                Err(e) => {
+                    eprintln!("{}: {e}", path.display());
+                    failed = true;
+                }
             }
-        };
-        let file = SourceFile {
-            location,
-            bytes,
-            etag: None,
-            version_id: None,
-        };
-        let outcome = lake
-            .load(&file, opts)
-            .await
-            .with_context(|| format!("{shown}: load failed, nothing recorded in the ledger; fix the cause and run the same command again"))?;
-        match outcome {
-            LoadOutcome::Loaded(done) => {
-                let f = done.figures;
-                println!(
-                    "{shown}: {} rejected, {} updated, {} added, table version {}",
-                    f.rejected,
-                    f.updated,
-                    f.inserted,
-                    version(done.orders_version)
-                );
-            }
-            LoadOutcome::Skipped { orders_version } => {
-                println!(
-                    "{shown}: already loaded (table version {}), skipped",
-                    version(orders_version)
-                );
-            }
-            LoadOutcome::Refused(mismatch) => {
-                eprintln!("{shown}: {mismatch}");
-                refused = true;
-            }
+        }
+        let outcomes = lake.load_batch(&files, opts).await.with_context(|| {
+            format!(
+                "{}: load failed and is not recorded as loaded; fix the cause and run the same command again, which completes it",
+                shown.join(", ")
+            )
+        })?;
+        for (shown, outcome) in shown.iter().zip(outcomes) {
+            refused |= report(shown, outcome);
         }
     }
     Ok(if failed {
@@ -86,6 +63,49 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn read(path: &Path) -> Result<SourceFile, LakeError> {
+    let shown = path.display().to_string();
+    let location = local_source(&shown)?;
+    let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
+        path: shown.clone(),
+        source,
+    })?;
+    Ok(SourceFile {
+        location,
+        bytes,
+        etag: None,
+        version_id: None,
+    })
+}
+
+/// Prints a file's line; true when it was refused.
+fn report(shown: &str, outcome: LoadOutcome) -> bool {
+    match outcome {
+        LoadOutcome::Loaded(done) => {
+            let f = done.figures;
+            println!(
+                "{shown}: {} rejected, {} updated, {} added, table version {}",
+                f.rejected,
+                f.updated,
+                f.inserted,
+                version(done.orders_version)
+            );
+            false
+        }
+        LoadOutcome::Skipped { orders_version } => {
+            println!(
+                "{shown}: already loaded (table version {}), skipped",
+                version(orders_version)
+            );
+            false
+        }
+        LoadOutcome::Refused(mismatch) => {
+            eprintln!("{shown}: {mismatch}");
+            true
+        }
+    }
 }
 
 fn version(v: Option<u64>) -> String {

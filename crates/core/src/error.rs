@@ -9,6 +9,6 @@ pub enum CoreError {
     #[error(transparent)]
     Header(#[from] HeaderMismatch),
     /// The per-file figures do not balance; a bug, never a data problem.
-    #[error("reconciliation of {file} does not balance: {detail}; nothing was recorded in the ledger, report this as a bug")]
+    #[error("reconciliation of {file} does not balance: {detail}; the file is not recorded as loaded; report this as a bug")]
     Unbalanced { file: String, detail: String },
 }

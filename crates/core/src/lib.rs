@@ -7,9 +7,11 @@
 //! - [`newest`]: one change per order, the newest, with a tie rule that does not depend on order.
 //! - [`identity`]: the content identity (size and SHA-256) the ledger keys files by.
 //! - [`reconcile`]: the per-file figures and the balance check.
+//! - [`attribution`]: several files merged at once, with each file's own figures.
 //!
 //! Nothing here touches a disk or a network; the `deltaload-lake` crate owns storage.
 
+pub mod attribution;
 pub mod contract;
 pub mod error;
 pub mod identity;
@@ -18,6 +20,7 @@ pub mod reader;
 pub mod reconcile;
 pub mod record;
 
+pub use attribution::{attribute, Attribution};
 pub use contract::{check_header, HeaderMismatch, COLUMNS};
 pub use error::CoreError;
 pub use identity::ContentId;

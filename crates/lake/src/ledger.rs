@@ -1,17 +1,25 @@
-//! The ledger of processed files: one row per file version (location + content),
-//! loaded or refused, written last so that it only ever records finished work.
+//! The ledger of processed files: one row per file version (location + content).
+//! A load marks its files `loading` before its first write and `loaded` after its
+//! last, so `loaded` only ever records finished work and an interrupted load
+//! leaves the place where its rerun looks for what was already committed.
 
 use crate::batches;
 use crate::error::LakeError;
 use crate::schema::TableName;
-use crate::table::{file_version, query, refresh, replace_where};
-use crate::table::{first_long, first_string};
+use crate::table::{file_versions, query, refresh, replace_where, sql_in};
+use crate::table::{longs_of, strings_of};
 use crate::Lake;
+use deltalake::arrow::datatypes::DataType;
 use deltaload_core::Reconciliation;
+use std::collections::HashMap;
 
 /// What became of a file version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LedgerStatus {
+    /// Started and not finished (yet, or the process died): the row's
+    /// `orders_version` is the `orders` version before the load began, where a
+    /// rerun looks for the load's MERGE commit.
+    Loading,
     Loaded,
     Refused,
 }
@@ -19,8 +27,17 @@ pub enum LedgerStatus {
 impl LedgerStatus {
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Loading => "loading",
             Self::Loaded => "loaded",
             Self::Refused => "refused",
+        }
+    }
+
+    fn parse(text: Option<&str>) -> Self {
+        match text {
+            Some("refused") => Self::Refused,
+            Some("loading") => Self::Loading,
+            _ => Self::Loaded,
         }
     }
 }
@@ -49,54 +66,66 @@ pub(crate) struct Seen {
     pub orders_version: Option<u64>,
 }
 
+/// A file version: its location and content id.
+pub(crate) type FileKey = (String, String);
+
 impl Lake {
-    /// The ledger's row for this file version, if it has one.
+    /// The ledger's rows for these file versions, by location and content id.
     pub(crate) async fn seen(
         &mut self,
-        location: &str,
-        content_id: &str,
-    ) -> Result<Option<Seen>, LakeError> {
+        keys: &[FileKey],
+    ) -> Result<HashMap<FileKey, Seen>, LakeError> {
         refresh(&mut self.ledger, TableName::Ledger).await?;
         let sql = format!(
-            "SELECT status, reason, orders_version FROM ledger WHERE {}",
-            file_version(location, content_id)
+            "SELECT location, content_id, status, reason, orders_version FROM ledger WHERE {}",
+            sql_in("location", keys.iter().map(|(l, _)| l.as_str()))
         );
         let batches = query(&self.ctx, &self.ledger, TableName::Ledger, &sql).await?;
-        let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
-            return Ok(None);
-        };
-        let status = first_string(batch.column(0))?;
-        Ok(Some(Seen {
-            status: if status.as_deref() == Some("refused") {
-                LedgerStatus::Refused
-            } else {
-                LedgerStatus::Loaded
-            },
-            reason: first_string(batch.column(1))?,
-            orders_version: first_long(batch.column(2))?.map(|v| v as u64),
-        }))
-    }
-
-    /// The newest `orders` version any ledger row records.
-    pub(crate) async fn ledger_orders_floor(&mut self) -> Result<Option<u64>, LakeError> {
-        let batches = query(
-            &self.ctx,
-            &self.ledger,
-            TableName::Ledger,
-            "SELECT max(orders_version) FROM ledger",
-        )
-        .await?;
-        match batches.iter().find(|b| b.num_rows() > 0) {
-            Some(batch) => Ok(first_long(batch.column(0))?.map(|v| v as u64)),
-            None => Ok(None),
+        let mut seen = HashMap::new();
+        for batch in &batches {
+            let locations = strings_of(batch.column(0))?;
+            let contents = strings_of(batch.column(1))?;
+            let statuses = strings_of(batch.column(2))?;
+            let reasons = strings_of(batch.column(3))?;
+            let versions = longs_of(batch.column(4), &DataType::Int64)?;
+            let rows = locations.into_iter().zip(contents).zip(statuses);
+            for (((location, content), status), (reason, version)) in
+                rows.zip(reasons.into_iter().zip(versions))
+            {
+                let (Some(location), Some(content)) = (location, content) else {
+                    continue;
+                };
+                let key = (location, content);
+                if !keys.contains(&key) {
+                    continue;
+                }
+                seen.insert(
+                    key,
+                    Seen {
+                        status: LedgerStatus::parse(status.as_deref()),
+                        reason,
+                        orders_version: version.map(|v| v as u64),
+                    },
+                );
+            }
         }
+        Ok(seen)
     }
 
-    /// Records a file version, replacing any earlier row for it (one row per version).
-    pub(crate) async fn record(&mut self, entry: &LedgerEntry) -> Result<(), LakeError> {
-        let batch = batches::ledger(entry)?;
-        let predicate = file_version(&entry.location, &entry.content_id);
-        self.ledger = replace_where(&self.ledger, TableName::Ledger, batch, predicate).await?;
+    /// Records file versions in one commit, replacing any earlier row for each
+    /// (one row per version). Nothing is written for no entries.
+    pub(crate) async fn record(&mut self, entries: &[LedgerEntry]) -> Result<(), LakeError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let batch = batches::ledger(entries)?;
+        let predicate = file_versions(
+            entries
+                .iter()
+                .map(|e| (e.location.as_str(), e.content_id.as_str())),
+        );
+        self.ledger =
+            replace_where(&self.ledger, TableName::Ledger, vec![batch], predicate).await?;
         Ok(())
     }
 }

@@ -10,8 +10,9 @@
 //! | `ledger` | file version (location + content) | replace_where on that key |
 //! | `reconciliation` | load of a file version | replace_where on that key |
 //!
-//! [`Lake::load`] loads one [`SourceFile`]; the CLI and the event handlers call it
-//! the same way, whatever the file came from.
+//! [`Lake::load_batch`] loads [`SourceFile`]s with one commit per table per batch
+//! ([`Lake::load`] one file); the CLI and the event handlers call it the same way,
+//! whatever the files came from.
 
 mod batches;
 pub mod error;
@@ -19,16 +20,18 @@ mod ledger;
 mod load;
 pub mod location;
 mod merge;
+mod outcome;
 mod schema;
 mod show;
 mod table;
+mod writes;
 
 pub use error::LakeError;
 pub use ledger::{LedgerEntry, LedgerStatus};
-#[cfg(feature = "faults")]
-pub use load::FaultPoint;
-pub use load::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 pub use location::{lake_url, local_source, LakeRoot};
+#[cfg(feature = "faults")]
+pub use outcome::FaultPoint;
+pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 pub use schema::TableName;
 pub use show::{render_table, table_rows, table_version};
 

@@ -3,16 +3,22 @@
 
 use crate::batches;
 use crate::error::LakeError;
+use crate::ledger::FileKey;
 use crate::schema::TableName;
 use crate::table::{first_long, query};
 use crate::Lake;
+use deltalake::arrow::array::Int64Array;
+use deltalake::arrow::datatypes::{DataType, Field, Schema};
+use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::CommitProperties;
 use deltaload_core::newest::TIE_COLUMNS;
 use deltaload_core::{MergeCounts, OrderChange};
 use futures::TryStreamExt;
 use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-/// The key under which a MERGE commit names the file version it loaded.
+/// The key under which a MERGE commit names the file versions it loaded.
 const COMMIT_KEY: &str = "deltaload";
 
 /// `s` wins over `t`: strictly newer, or as new and greater by content.
@@ -28,29 +34,48 @@ pub(crate) fn newer_predicate() -> String {
     format!("s.updated_at > t.updated_at OR (s.updated_at = t.updated_at AND {lex})")
 }
 
-/// What a MERGE commit says of the file it loaded.
+/// What a MERGE commit says of one file it loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MergeCommit {
     pub version: u64,
     pub counts: MergeCounts,
 }
 
+/// A file version a MERGE loads, with its counts when the MERGE covers several
+/// files (a MERGE of one file reports its counts in its operation metrics).
+pub(crate) struct MergedFile<'a> {
+    pub location: &'a str,
+    pub content_id: &'a str,
+    pub counts: Option<MergeCounts>,
+}
+
+impl MergedFile<'_> {
+    fn to_json(&self) -> Value {
+        let mut file = json!({ "location": self.location, "content_id": self.content_id });
+        if let Some(c) = self.counts {
+            file["inserted"] = json!(c.inserted);
+            file["updated"] = json!(c.updated);
+        }
+        file
+    }
+}
+
 impl Lake {
-    /// Merges a file's newest changes. Returns the counts and the new version, or
-    /// `None` for the version when nothing changed (no commit is made then).
+    /// Merges changes, each row with the file it comes from. Returns the counts
+    /// and the new version, or `None` for the version when nothing changed (no
+    /// commit is made then). The commit names the files in its metadata.
     pub(crate) async fn merge_orders(
         &mut self,
-        changes: &[OrderChange],
-        location: &str,
-        content_id: &str,
+        rows: &[(&OrderChange, &str)],
+        files: &[MergedFile<'_>],
         loaded_at: i64,
     ) -> Result<(MergeCounts, Option<u64>), LakeError> {
-        if changes.is_empty() {
+        if rows.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
         let url = self.orders.table_url().clone();
         let err = LakeError::delta("orders", &url);
-        let batch = batches::orders(changes, location, loaded_at)?;
+        let batch = batches::orders(rows, loaded_at)?;
         let source = self
             .ctx
             .read_batch(batch)
@@ -59,10 +84,9 @@ impl Lake {
         // Every column of the table, set from the source row.
         let schema = TableName::Orders.schema();
         let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let props = CommitProperties::default().with_metadata([(
-            COMMIT_KEY.to_string(),
-            json!({ "location": location, "content_id": content_id }),
-        )]);
+        let files: Vec<Value> = files.iter().map(MergedFile::to_json).collect();
+        let props = CommitProperties::default()
+            .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         let (table, metrics) = self
             .orders
             .clone()
@@ -103,6 +127,34 @@ impl Lake {
         Ok((counts, (after != before).then_some(after).flatten()))
     }
 
+    /// The table's rows for these orders, by `order_id`.
+    pub(crate) async fn current_orders(
+        &mut self,
+        ids: &[i64],
+    ) -> Result<HashMap<i64, OrderChange>, LakeError> {
+        const IDS: &str = "deltaload_batch_ids";
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let ids = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(ids.to_vec()))])
+            .map_err(LakeError::arrow("orders"))?;
+        let registered = self
+            .ctx
+            .deregister_table(IDS)
+            .and_then(|_| self.ctx.register_batch(IDS, ids));
+        registered.map_err(LakeError::query("orders"))?;
+        let sql = format!(
+            "SELECT o.order_id, o.customer_id, o.status, o.amount, o.currency, o.ordered_at, \
+             o.updated_at FROM orders o JOIN {IDS} b ON o.order_id = b.id"
+        );
+        let found = query(&self.ctx, &self.orders, TableName::Orders, &sql).await?;
+        let mut current = HashMap::new();
+        for batch in &found {
+            for change in batches::order_changes(batch)? {
+                current.insert(change.order_id, change);
+            }
+        }
+        Ok(current)
+    }
+
     /// Fails when an order of `[min, max]` appears twice in `orders`.
     pub(crate) async fn check_unique_orders(
         &mut self,
@@ -129,20 +181,21 @@ impl Lake {
         Ok(())
     }
 
-    /// Finds a MERGE commit of this file version newer than `floor`: the trace of a
-    /// load that committed to `orders` but died before its ledger row was written.
-    pub(crate) async fn find_merge_commit(
+    /// Finds the MERGE commits after version `from` that loaded these file
+    /// versions: the trace of loads that committed to `orders` but died before
+    /// their ledger rows were written.
+    pub(crate) async fn find_merge_commits(
         &self,
-        floor: Option<u64>,
-        location: &str,
-        content_id: &str,
-    ) -> Result<Option<MergeCommit>, LakeError> {
+        from: Option<u64>,
+        keys: &[FileKey],
+    ) -> Result<HashMap<FileKey, MergeCommit>, LakeError> {
+        let mut found = HashMap::new();
         let Some(latest) = self.orders.version() else {
-            return Ok(None);
+            return Ok(found);
         };
-        let unrecorded = latest.saturating_sub(floor.unwrap_or(0)) as usize;
-        if unrecorded == 0 {
-            return Ok(None);
+        let unrecorded = latest.saturating_sub(from.unwrap_or(0)) as usize;
+        if unrecorded == 0 || keys.is_empty() {
+            return Ok(found);
         }
         let url = self.orders.table_url().clone();
         let infos: Vec<_> = self
@@ -155,24 +208,37 @@ impl Lake {
             let Some(meta) = info.info.get(COMMIT_KEY) else {
                 continue;
             };
-            if meta["location"] != location || meta["content_id"] != content_id {
-                continue;
+            let metrics = info.info.get("operationMetrics");
+            let metric = |k: &str| metrics.and_then(|m| m.get(k)).and_then(Value::as_u64);
+            // A commit of one file written before batches named it at the top level.
+            let files = match meta.get("files").and_then(Value::as_array) {
+                Some(files) => files.clone(),
+                None => vec![meta.clone()],
+            };
+            for file in files {
+                let text = |k: &str| file.get(k).and_then(Value::as_str).map(str::to_string);
+                let (Some(location), Some(content_id)) = (text("location"), text("content_id"))
+                else {
+                    continue;
+                };
+                let key = (location, content_id);
+                if found.contains_key(&key) || !keys.contains(&key) {
+                    continue;
+                }
+                let count = |k: &str| file.get(k).and_then(Value::as_u64);
+                let counts = MergeCounts {
+                    inserted: count("inserted")
+                        .or_else(|| metric("num_target_rows_inserted"))
+                        .unwrap_or(0),
+                    updated: count("updated")
+                        .or_else(|| metric("num_target_rows_updated"))
+                        .unwrap_or(0),
+                };
+                let version = latest - i as u64;
+                found.insert(key, MergeCommit { version, counts });
             }
-            let metrics = info
-                .info
-                .get("operationMetrics")
-                .cloned()
-                .unwrap_or(Value::Null);
-            let count = |k: &str| metrics.get(k).and_then(Value::as_u64).unwrap_or(0);
-            return Ok(Some(MergeCommit {
-                version: latest - i as u64,
-                counts: MergeCounts {
-                    inserted: count("num_target_rows_inserted"),
-                    updated: count("num_target_rows_updated"),
-                },
-            }));
         }
-        Ok(None)
+        Ok(found)
     }
 }
 

@@ -5,7 +5,7 @@ use crate::location::LakeRoot;
 use crate::schema::TableName;
 use deltalake::arrow::array::{Array, ArrayRef, AsArray};
 use deltalake::arrow::compute::cast;
-use deltalake::arrow::datatypes::{DataType, Int64Type};
+use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
@@ -152,8 +152,8 @@ pub(crate) async fn refresh(table: &mut DeltaTable, name: TableName) -> Result<(
         .map_err(LakeError::delta(name.as_str(), &url))
 }
 
-/// The first value of a string column (Utf8, LargeUtf8 or Utf8View), as text.
-pub(crate) fn first_string(column: &ArrayRef) -> Result<Option<String>, LakeError> {
+/// The values of a string column (Utf8, LargeUtf8 or Utf8View), as text.
+pub(crate) fn strings_of(column: &ArrayRef) -> Result<Vec<Option<String>>, LakeError> {
     let text = cast(column, &DataType::Utf8).map_err(LakeError::arrow("query result"))?;
     let text = text
         .as_string_opt::<i32>()
@@ -161,19 +161,62 @@ pub(crate) fn first_string(column: &ArrayRef) -> Result<Option<String>, LakeErro
             table: "query result",
             detail: format!("expected text, found {}", column.data_type()),
         })?;
-    Ok((!text.is_empty() && !text.is_null(0)).then(|| text.value(0).to_string()))
+    Ok(text.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// The values of a numeric column cast to `to` (an integer, decimal or timestamp
+/// type backed by i64 or i128), as i64.
+pub(crate) fn longs_of(column: &ArrayRef, to: &DataType) -> Result<Vec<Option<i64>>, LakeError> {
+    let cast_to = cast(column, to).map_err(LakeError::arrow("query result"))?;
+    let unexpected = || LakeError::Invariant {
+        table: "query result",
+        detail: format!("expected {to}, found {}", column.data_type()),
+    };
+    if let DataType::Decimal128(..) = to {
+        let values = cast_to
+            .as_primitive_opt::<Decimal128Type>()
+            .ok_or_else(unexpected)?;
+        return values
+            .iter()
+            .map(|v| v.map(i64::try_from).transpose().map_err(|_| unexpected()))
+            .collect();
+    }
+    let longs = cast(&cast_to, &DataType::Int64).map_err(LakeError::arrow("query result"))?;
+    let longs = longs
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(unexpected)?;
+    Ok(longs.iter().collect())
 }
 
 /// The first value of an integer column, as i64.
 pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
-    let longs = cast(column, &DataType::Int64).map_err(LakeError::arrow("query result"))?;
-    let longs = longs
-        .as_primitive_opt::<Int64Type>()
-        .ok_or_else(|| LakeError::Invariant {
-            table: "query result",
-            detail: format!("expected an integer, found {}", column.data_type()),
-        })?;
-    Ok((!longs.is_empty() && !longs.is_null(0)).then(|| longs.value(0)))
+    Ok(longs_of(column, &DataType::Int64)?
+        .into_iter()
+        .next()
+        .flatten())
+}
+
+/// The predicate selecting the rows of these file versions (ledger and reconciliation).
+pub(crate) fn file_versions<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let any: Vec<String> = keys
+        .into_iter()
+        .map(|(l, c)| format!("({})", file_version(l, c)))
+        .collect();
+    if any.is_empty() {
+        "FALSE".to_string()
+    } else {
+        any.join(" OR ")
+    }
+}
+
+/// `column IN (values)` as SQL, FALSE for no values.
+pub(crate) fn sql_in<'a>(column: &str, values: impl IntoIterator<Item = &'a str>) -> String {
+    let list: Vec<String> = values.into_iter().map(sql_string).collect();
+    if list.is_empty() {
+        "FALSE".to_string()
+    } else {
+        format!("{column} IN ({})", list.join(", "))
+    }
 }
 
 /// The predicate selecting one file version's rows (ledger and reconciliation).
@@ -185,17 +228,17 @@ pub(crate) fn file_version(location: &str, content_id: &str) -> String {
     )
 }
 
-/// Replaces the rows matching `predicate` with `batch`, in one commit.
+/// Replaces the rows matching `predicate` with `batches`, in one commit.
 pub(crate) async fn replace_where(
     table: &DeltaTable,
     name: TableName,
-    batch: RecordBatch,
+    batches: Vec<RecordBatch>,
     predicate: String,
 ) -> Result<DeltaTable, LakeError> {
     let url = table.table_url().clone();
     table
         .clone()
-        .write(vec![batch])
+        .write(batches)
         .with_save_mode(SaveMode::Overwrite)
         .with_replace_where(predicate)
         .await

@@ -1,0 +1,74 @@
+//! The per-file side tables a load replaces: `rejected_orders` and `reconciliation`.
+
+use crate::batches::{self, ReconciliationRow};
+use crate::error::LakeError;
+use crate::schema::TableName;
+use crate::table::{file_versions, refresh, replace_where, sql_in};
+use crate::Lake;
+use deltaload_core::Reject;
+
+/// The rejects of one file version.
+pub(crate) struct FileRejects<'a> {
+    pub location: &'a str,
+    pub content_id: &'a str,
+    pub rejects: &'a [Reject],
+}
+
+impl Lake {
+    /// Reloads the tables a load writes to their latest versions.
+    pub(crate) async fn refresh_writes(&mut self) -> Result<(), LakeError> {
+        refresh(&mut self.orders, TableName::Orders).await?;
+        refresh(&mut self.rejected, TableName::RejectedOrders).await?;
+        refresh(&mut self.reconciliation, TableName::Reconciliation).await
+    }
+
+    /// Replaces these files' rejects in one commit (none is made when there is
+    /// nothing to replace or delete). Returns the table's version afterwards.
+    pub(crate) async fn replace_rejects(
+        &mut self,
+        files: &[FileRejects<'_>],
+        loaded_at: i64,
+    ) -> Result<Option<u64>, LakeError> {
+        let url = self.rejected.table_url().clone();
+        let predicate = sql_in("source_file", files.iter().map(|f| f.location));
+        let rows = files
+            .iter()
+            .filter(|f| !f.rejects.is_empty())
+            .map(|f| batches::rejects(f.rejects, f.location, f.content_id, loaded_at))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.rejected = if rows.is_empty() {
+            self.rejected
+                .clone()
+                .delete()
+                .with_predicate(predicate)
+                .await
+                .map_err(LakeError::delta("rejected_orders", &url))?
+                .0
+        } else {
+            replace_where(&self.rejected, TableName::RejectedOrders, rows, predicate).await?
+        };
+        Ok(self.rejected.version())
+    }
+
+    /// Replaces the reconciliation rows of these file versions, in one commit.
+    pub(crate) async fn replace_reconciliation(
+        &mut self,
+        rows: &[ReconciliationRow<'_>],
+        orders_version: Option<u64>,
+        loaded_at: i64,
+    ) -> Result<(), LakeError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = batches::reconciliation(rows, orders_version, loaded_at)?;
+        let predicate = file_versions(rows.iter().map(|r| (r.location, r.content_id)));
+        self.reconciliation = replace_where(
+            &self.reconciliation,
+            TableName::Reconciliation,
+            vec![batch],
+            predicate,
+        )
+        .await?;
+        Ok(())
+    }
+}

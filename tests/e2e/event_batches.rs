@@ -1,0 +1,145 @@
+//! The messages of one invocation loaded together: one commit per table, and a
+//! file that breaks the batch fails only its own message.
+
+use crate::other_engines::duplicate_order_1004;
+use deltaload_aws::Handler;
+use deltaload_lake::{table_version, Lake, TableName};
+use deltaload_tests::localstack::Stack;
+use deltaload_tests::{Sandbox, DAY1, DAY2, HEADER};
+use serde_json::json;
+
+/// Invokes the handler as Lambda does; returns the ids reported as failures.
+async fn failures(handler: &Handler, messages: &[(&str, String)]) -> Vec<String> {
+    let records: Vec<_> = messages
+        .iter()
+        .map(|(id, body)| json!({"messageId": id, "body": body}))
+        .collect();
+    let event = serde_json::from_value(json!({ "Records": records })).expect("SqsEvent");
+    let mut ids: Vec<String> = handler
+        .respond(event)
+        .await
+        .batch_item_failures
+        .into_iter()
+        .map(|f| f.item_identifier)
+        .collect();
+    ids.sort();
+    ids
+}
+
+async fn versions(stack: &Stack) -> Vec<Option<u64>> {
+    let mut out = Vec::new();
+    for name in TableName::ALL {
+        out.push(
+            table_version(&stack.lake_root(), name)
+                .await
+                .expect("version"),
+        );
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_files_of_one_invocation_share_one_commit_per_table() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("day1.csv", DAY1).await;
+    stack.put("day2.csv", DAY2).await;
+    stack
+        .put(
+            "day3.csv",
+            format!("{HEADER}2001,C9,placed,5.00,EUR,,2026-10-05T08:00:00\n"),
+        )
+        .await;
+    let handler = stack
+        .handler(Lake::open(&stack.lake_root()).await.expect("lake"))
+        .await;
+    let before = versions(&stack).await;
+    let messages = [
+        ("1", stack.created("day1.csv")),
+        ("2", stack.created("day2.csv")),
+        ("3", stack.created("day3.csv")),
+        ("4", stack.created("day1.csv")),
+    ];
+    assert!(failures(&handler, &messages).await.is_empty());
+    let after = versions(&stack).await;
+    let commits: Vec<u64> = before
+        .iter()
+        .zip(&after)
+        .map(|(b, a)| a.unwrap_or(0) - b.unwrap_or(0))
+        .collect();
+    // orders, rejected_orders, ledger (loading, then loaded), reconciliation
+    assert_eq!(commits, [1, 1, 2, 1]);
+    let recon = deltaload_lake::table_rows(
+        &stack.lake_root(),
+        TableName::Reconciliation,
+        "location, records, rejected, inserted, updated, stale",
+    )
+    .await
+    .expect("reconciliation");
+    let at = |key: &str| format!("s3://{}/{key}", stack.landing);
+    assert_eq!(
+        recon,
+        [
+            [
+                at("day1.csv"),
+                "8".into(),
+                "1".into(),
+                "4".into(),
+                "0".into(),
+                "0".into()
+            ],
+            [
+                at("day2.csv"),
+                "5".into(),
+                "0".into(),
+                "1".into(),
+                "2".into(),
+                "1".into()
+            ],
+            [
+                at("day3.csv"),
+                "1".into(),
+                "0".into(),
+                "1".into(),
+                "0".into(),
+                "0".into()
+            ],
+        ],
+        "each file's figures as if loaded alone, in delivery order"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_that_breaks_the_batch_fails_only_its_own_message() {
+    let stack = Stack::new(3, 30).await;
+    // A local lake whose orders another writer broke: order 1004 twice.
+    let sb = Sandbox::with_seed_files();
+    let path = sb.dir.path().join("raw/a.csv");
+    sb.load(&path, false).await;
+    duplicate_order_1004(&sb);
+    stack.put("touches-1004.csv", DAY2).await;
+    stack
+        .put(
+            "elsewhere.csv",
+            format!("{HEADER}5001,C9,placed,5.00,EUR,,2026-10-05T08:00:00\n"),
+        )
+        .await;
+    let handler = stack.handler(sb.lake().await).await;
+    let messages = [
+        ("broken", stack.created("touches-1004.csv")),
+        ("fine", stack.created("elsewhere.csv")),
+        ("test", json!({"Event": "s3:TestEvent"}).to_string()),
+    ];
+    assert_eq!(failures(&handler, &messages).await, ["broken"]);
+    let ledger = sb.rows(TableName::Ledger, "location, status").await;
+    let loaded: Vec<&str> = ledger
+        .iter()
+        .filter(|r| r[1] == "loaded")
+        .map(|r| r[0].as_str())
+        .collect();
+    let elsewhere = format!("s3://{}/elsewhere.csv", stack.landing);
+    assert!(loaded.contains(&elsewhere.as_str()), "{ledger:?}");
+    assert!(
+        !loaded.iter().any(|l| l.ends_with("touches-1004.csv")),
+        "{ledger:?}"
+    );
+}
