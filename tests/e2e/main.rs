@@ -9,6 +9,7 @@ mod other_engines;
 mod permutations;
 mod refusals;
 mod rejects;
+mod sweep;
 
 use deltaload_tests::Sandbox;
 use std::process::Output;

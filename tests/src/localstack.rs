@@ -212,6 +212,49 @@ impl Stack {
         )
     }
 
+    /// Uploads many objects, 32 at a time.
+    pub async fn put_many(&self, objects: Vec<(String, String)>) {
+        for chunk in objects.chunks(32) {
+            futures::future::join_all(chunk.iter().map(|(k, c)| self.put(k, c.clone()))).await;
+        }
+    }
+
+    /// Takes every message off the queue (as if its notifications were lost),
+    /// until a receive waits a second and gets nothing; returns how many.
+    pub async fn drain(&self) -> usize {
+        let mut drained = 0;
+        loop {
+            let received = self
+                .sqs
+                .receive_message()
+                .queue_url(&self.queue_url)
+                .max_number_of_messages(10)
+                .wait_time_seconds(1)
+                .send()
+                .await
+                .expect("receive");
+            let messages = received.messages();
+            if messages.is_empty() {
+                return drained;
+            }
+            drained += messages.len();
+            let entries = messages.iter().enumerate().filter_map(|(i, m)| {
+                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(m.receipt_handle()?)
+                    .build()
+                    .ok()
+            });
+            self.sqs
+                .delete_message_batch()
+                .queue_url(&self.queue_url)
+                .set_entries(Some(entries.collect()))
+                .send()
+                .await
+                .expect("delete");
+        }
+    }
+
     /// Sends a raw message body to the queue.
     pub async fn send(&self, body: &str) {
         self.sqs

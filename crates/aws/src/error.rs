@@ -13,6 +13,8 @@ pub enum AwsError {
         key: String,
         detail: String,
     },
+    #[error("listing {at}: {detail}; check the bucket name and the credentials' s3:ListBucket permission")]
+    List { at: String, detail: String },
     #[error("queue {queue}: {detail}")]
     Queue { queue: String, detail: String },
     #[error(

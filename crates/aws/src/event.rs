@@ -22,6 +22,8 @@ pub enum Body {
     Objects {
         objects: Vec<ObjectRef>,
         ignored: usize,
+        /// Reprocess even when the ledger holds the files (set by `backfill --force`).
+        force: bool,
     },
     /// `s3:TestEvent`, sent when a notification is configured: nothing to do.
     Test,
@@ -103,7 +105,62 @@ fn parse_value(value: Value, unwrap_sns: bool) -> Result<Body, NotAnEvent> {
             version_id: s3.object.version_id,
         });
     }
-    Ok(Body::Objects { objects, ignored })
+    let force = value
+        .get(MARKER)
+        .and_then(|m| m.get("force"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    Ok(Body::Objects {
+        objects,
+        ignored,
+        force,
+    })
+}
+
+/// The top-level key deltaload adds to the notifications it sends itself.
+const MARKER: &str = "deltaload";
+
+/// Keeps what S3 leaves unencoded in notification keys; a space becomes `+`.
+const KEY_SET: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/')
+    .remove(b' ');
+
+/// Encodes a key as S3 writes it in notifications (the inverse of [`decode_key`]).
+pub fn encode_key(key: &str) -> String {
+    percent_encoding::utf8_percent_encode(key, KEY_SET)
+        .to_string()
+        .replace(' ', "+")
+}
+
+/// The body of an S3 object-created notification for `object`, as S3 sends it;
+/// `force` adds deltaload's marker asking to reprocess files the ledger holds.
+pub fn created_body(object: &ObjectRef, region: &str, force: bool, origin: &str) -> String {
+    let mut entity = serde_json::json!({
+        "key": encode_key(&object.key),
+        "size": object.size,
+        "eTag": object.etag,
+    });
+    if let Some(version) = &object.version_id {
+        entity["versionId"] = Value::from(version.as_str());
+    }
+    let mut body = serde_json::json!({"Records": [{
+        "eventVersion": "2.1",
+        "eventSource": "aws:s3",
+        "awsRegion": region,
+        "eventTime": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "eventName": "ObjectCreated:Put",
+        "s3": {
+            "s3SchemaVersion": "1.0",
+            "bucket": {"name": object.bucket, "arn": format!("arn:aws:s3:::{}", object.bucket)},
+            "object": entity,
+        },
+    }]});
+    body[MARKER] = serde_json::json!({ "origin": origin, "force": force });
+    body.to_string()
 }
 
 /// Decodes a key as S3 writes it in notifications: form-encoded, `+` for a space.
@@ -133,7 +190,10 @@ mod tests {
             "raw/day+one%2B%C3%A9.csv",
         ))
         .unwrap();
-        let Body::Objects { objects, ignored } = body else {
+        let Body::Objects {
+            objects, ignored, ..
+        } = body
+        else {
             panic!("not objects")
         };
         assert_eq!(ignored, 0);
@@ -150,7 +210,8 @@ mod tests {
             body,
             Body::Objects {
                 objects: vec![],
-                ignored: 1
+                ignored: 1,
+                force: false
             }
         );
     }
@@ -164,6 +225,31 @@ mod tests {
         assert!(
             matches!(parse_body(&sns).unwrap(), Body::Objects { objects, .. } if objects.len() == 1)
         );
+    }
+
+    #[test]
+    fn our_own_notifications_round_trip_with_their_keys_and_marker() {
+        for key in ["raw/day one+é.csv", "a/b-c_d.e~f.csv", "x%y&z=1?.csv"] {
+            let object = ObjectRef {
+                bucket: "landing".into(),
+                key: key.into(),
+                size: Some(9),
+                etag: Some("e".into()),
+                version_id: None,
+            };
+            for force in [false, true] {
+                let body = created_body(&object, "us-east-1", force, "backfill");
+                assert_eq!(
+                    parse_body(&body).unwrap(),
+                    Body::Objects {
+                        objects: vec![object.clone()],
+                        ignored: 0,
+                        force
+                    }
+                );
+            }
+        }
+        assert_eq!(encode_key("raw/day one+é.csv"), "raw/day+one%2B%C3%A9.csv");
     }
 
     #[test]

@@ -52,6 +52,13 @@ impl BatchReport {
     }
 }
 
+/// Messages read and ready to load together, with the range of `files` each owns.
+#[derive(Default)]
+struct Group<'a> {
+    files: Vec<SourceFile>,
+    ready: Vec<(&'a Message, std::ops::Range<usize>)>,
+}
+
 /// Loads the files that messages announce.
 pub struct Handler {
     lake: Mutex<Lake>,
@@ -84,16 +91,16 @@ impl Handler {
     }
 
     /// Handles a batch; never fails as a whole. Every message's objects are read
-    /// first, then all the files are loaded together (one commit per table); when
-    /// that load fails, each message's files are loaded on their own, so that a
-    /// failure stays with the message that caused it.
+    /// first, then all the files are loaded together (one commit per table; the
+    /// files of messages marked `force` in a second load); when a load fails, each
+    /// of its messages' files are loaded on their own, so that a failure stays
+    /// with the message that caused it.
     pub async fn handle(&self, messages: &[Message]) -> BatchReport {
         let mut report = BatchReport {
             messages: messages.len(),
             ..BatchReport::default()
         };
-        let mut files: Vec<SourceFile> = Vec::new();
-        let mut ready: Vec<(&Message, std::ops::Range<usize>)> = Vec::new();
+        let mut groups = [Group::default(), Group::default()];
         for message in messages {
             let span = tracing::info_span!("message", message_id = %message.id);
             let outcome = AssertUnwindSafe(self.read_message(message, &mut report))
@@ -102,11 +109,12 @@ impl Handler {
                 .await;
             let _entered = span.enter();
             match settle(outcome) {
-                Ok(read) if read.is_empty() => {}
-                Ok(read) => {
-                    let start = files.len();
-                    files.extend(read);
-                    ready.push((message, start..files.len()));
+                Ok((read, _)) if read.is_empty() => {}
+                Ok((read, force)) => {
+                    let group = &mut groups[usize::from(force)];
+                    let start = group.files.len();
+                    group.files.extend(read);
+                    group.ready.push((message, start..group.files.len()));
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "message failed, it will be delivered again");
@@ -114,16 +122,33 @@ impl Handler {
                 }
             }
         }
-        if ready.is_empty() {
-            return report;
+        for (force, group) in [false, true].into_iter().zip(&groups) {
+            let opts = LoadOptions {
+                force,
+                ..LoadOptions::default()
+            };
+            self.load_group(group, opts, &mut report).await;
         }
-        let span = tracing::info_span!("batch", messages = ready.len(), files = files.len());
-        let together = AssertUnwindSafe(self.load(&files))
+        report
+    }
+
+    async fn load_group(&self, group: &Group<'_>, opts: LoadOptions, report: &mut BatchReport) {
+        let Group { files, ready } = group;
+        if ready.is_empty() {
+            return;
+        }
+        let span = tracing::info_span!(
+            "batch",
+            messages = ready.len(),
+            files = files.len(),
+            force = opts.force
+        );
+        let together = AssertUnwindSafe(self.load(files, opts))
             .catch_unwind()
             .instrument(span.clone())
             .await;
         match settle(together) {
-            Ok(outcomes) => tally(&mut report, &outcomes),
+            Ok(outcomes) => tally(report, &outcomes),
             Err(e) if ready.len() == 1 => {
                 let _entered = span.enter();
                 tracing::error!(error = %e, "message failed, it will be delivered again");
@@ -135,13 +160,13 @@ impl Handler {
                 });
                 for (message, range) in ready {
                     let span = tracing::info_span!("message", message_id = %message.id);
-                    let alone = AssertUnwindSafe(self.load(&files[range]))
+                    let alone = AssertUnwindSafe(self.load(&files[range.clone()], opts))
                         .catch_unwind()
                         .instrument(span.clone())
                         .await;
                     let _entered = span.enter();
                     match settle(alone) {
-                        Ok(outcomes) => tally(&mut report, &outcomes),
+                        Ok(outcomes) => tally(report, &outcomes),
                         Err(e) => {
                             tracing::error!(error = %e, "message failed, it will be delivered again");
                             report.failures.push(message.id.clone());
@@ -150,12 +175,15 @@ impl Handler {
                 }
             }
         }
-        report
     }
 
-    async fn load(&self, files: &[SourceFile]) -> Result<Vec<LoadOutcome>, AwsError> {
+    async fn load(
+        &self,
+        files: &[SourceFile],
+        opts: LoadOptions,
+    ) -> Result<Vec<LoadOutcome>, AwsError> {
         let mut lake = self.lake.lock().await;
-        Ok(lake.load_batch(files, LoadOptions::default()).await?)
+        Ok(lake.load_batch(files, opts).await?)
     }
 
     /// The Lambda contract: an SQS event in, the messages to retry out.
@@ -182,20 +210,25 @@ impl Handler {
         response
     }
 
-    /// Reads the objects a message announces; the files to load come back.
+    /// Reads the objects a message announces; the files to load come back, and
+    /// whether the message asks to reprocess them.
     async fn read_message(
         &self,
         message: &Message,
         report: &mut BatchReport,
-    ) -> Result<Vec<SourceFile>, AwsError> {
-        let objects = match parse_body(&message.body) {
+    ) -> Result<(Vec<SourceFile>, bool), AwsError> {
+        let (objects, force) = match parse_body(&message.body) {
             Ok(Body::Test) => {
                 tracing::info!("s3:TestEvent acknowledged");
-                return Ok(Vec::new());
+                return Ok((Vec::new(), false));
             }
-            Ok(Body::Objects { objects, ignored }) => {
+            Ok(Body::Objects {
+                objects,
+                ignored,
+                force,
+            }) => {
                 report.ignored += ignored;
-                objects
+                (objects, force)
             }
             Err(e) => return Err(e.into()),
         };
@@ -206,7 +239,7 @@ impl Handler {
                 files.push(file);
             }
         }
-        Ok(files)
+        Ok((files, force))
     }
 
     async fn read_object(

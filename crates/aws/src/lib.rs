@@ -7,11 +7,17 @@
 //! - [`s3`]: objects fetched from S3, refused when outside the allowed sources.
 //! - [`handler`]: one batch of messages loaded; failures reported per message.
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
+//! - [`listing`], [`enqueue`], [`backfill`], [`reconcile`]: existing objects listed,
+//!   compared with the lake, and announced again on the queue.
 
+pub mod backfill;
 pub mod consumer;
+pub mod enqueue;
 pub mod error;
 pub mod event;
 pub mod handler;
+pub mod listing;
+pub mod reconcile;
 pub mod s3;
 pub mod settings;
 

@@ -36,6 +36,96 @@ pub enum Command {
     /// (AWS_ENDPOINT_URL, AWS_REGION, credentials). Ctrl-C stops after the batch
     /// in flight.
     Serve(ServeArgs),
+    /// Announce existing objects on the queue, as S3 notifications, to load them.
+    ///
+    /// Lists the prefix page by page, skips the objects the ledger holds with the
+    /// same ETag (loaded or refused) unless --force, and sends one notification
+    /// per object, 10 per SendMessageBatch. Prints a summary line: listed,
+    /// selected, already loaded, enqueued, failed. Exit status 1 when any message
+    /// could not be sent.
+    Backfill(BackfillArgs),
+    /// Compare a landing prefix with the lake, file by file.
+    ///
+    /// Reports objects never loaded (a missed event), loaded but changed since (a
+    /// new ETag), refused (with the reason), unfinished loads and unbalanced
+    /// reconciliation rows; also orders found twice and rejected rows whose file
+    /// is not in the ledger. Exit status 0 when all is consistent, 3 when not.
+    Reconcile(ReconcileArgs),
+    /// The lake at a glance: files per day, table sizes and versions, the last
+    /// load, the oldest refused file and unfinished loads.
+    Status(StatusArgs),
+}
+
+/// `--since`, `--until` and `--match`.
+#[derive(Debug, Args)]
+pub struct SelectionArgs {
+    /// Only objects modified at or after this time (2026-10-01 or RFC 3339).
+    #[arg(long, value_parser = deltaload_aws::listing::parse_time)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only objects modified before this time (2026-10-01 or RFC 3339).
+    #[arg(long, value_parser = deltaload_aws::listing::parse_time)]
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only keys matching this glob (the whole key; `*` within one level, `**` across).
+    #[arg(long = "match", value_parser = deltaload_aws::listing::parse_glob)]
+    pub pattern: Option<glob::Pattern>,
+}
+
+impl SelectionArgs {
+    pub fn selection(&self) -> deltaload_aws::listing::Selection {
+        deltaload_aws::listing::Selection {
+            since: self.since,
+            until: self.until,
+            pattern: self.pattern.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BackfillArgs {
+    /// The objects: s3://BUCKET[/PREFIX].
+    pub at: String,
+    /// The queue URL the notifications go to.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    /// Lake root, whose ledger says what is already loaded.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Count what would be enqueued; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Messages per second at most (0: no limit).
+    #[arg(long, default_value_t = 100)]
+    pub rate: u32,
+    /// Enqueue files the ledger holds too, marked to be reprocessed (orders only
+    /// change where a change is newer).
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The landing prefix: s3://BUCKET[/PREFIX].
+    pub at: String,
+    /// Lake root.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Send every file a reload repairs (never loaded, changed, unfinished) to this queue.
+    #[arg(long, value_name = "QUEUE_URL")]
+    pub enqueue: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Lake root.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
 }
 
 #[derive(Debug, Args)]

@@ -4,13 +4,19 @@
 //! deltaload load [--lake DIR_OR_URI] [--force] FILE...
 //! deltaload show TABLE [--lake DIR_OR_URI]
 //! deltaload serve --queue URL [--lake URI] [--source s3://BUCKET[/PREFIX]]... [--batch-size N] [--wait SECONDS] [--once]
+//! deltaload backfill s3://BUCKET/PREFIX --queue URL [--since TIME] [--until TIME] [--match GLOB] [--dry-run] [--rate N] [--force]
+//! deltaload reconcile s3://BUCKET/PREFIX [--lake URI] [--since TIME] [--enqueue URL] [--json]
+//! deltaload status [--lake URI]
 //! ```
 //!
 //! Exit status: 0 when every file loaded or was skipped, 2 when a file was
-//! refused (the others still load), 1 on any other failure.
+//! refused (the others still load), 3 when `reconcile` finds the lake
+//! inconsistent, 1 on any other failure.
 
 mod args;
+mod backfill;
 mod load;
+mod reconcile;
 mod serve;
 
 pub use args::{Cli, Command};
@@ -80,6 +86,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Load(args) => load::run(args).await,
         Command::Serve(args) => serve::run(args).await,
+        Command::Backfill(args) => backfill::run(args).await,
+        Command::Reconcile(args) => reconcile::run(args).await,
+        Command::Status(args) => reconcile::status(args).await,
         Command::Show(args) => {
             let endpoint = deltaload_aws::settings::endpoint_from_env();
             let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;

@@ -33,7 +33,7 @@ impl LedgerStatus {
         }
     }
 
-    fn parse(text: Option<&str>) -> Self {
+    pub(crate) fn parse(text: Option<&str>) -> Self {
         match text {
             Some("refused") => Self::Refused,
             Some("loading") => Self::Loading,

@@ -14,6 +14,7 @@
 //! ([`Lake::load`] one file); the CLI and the event handlers call it the same way,
 //! whatever the files came from.
 
+pub mod audit;
 mod batches;
 pub mod error;
 mod ledger;
@@ -26,6 +27,7 @@ mod show;
 mod table;
 mod writes;
 
+pub use audit::{LakeStatus, LedgerFile, OrphanRejects};
 pub use error::LakeError;
 pub use ledger::{LedgerEntry, LedgerStatus};
 pub use location::{lake_url, local_source, LakeRoot};

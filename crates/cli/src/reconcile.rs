@@ -1,0 +1,128 @@
+//! `deltaload reconcile` and `deltaload status`.
+
+use crate::args::{ReconcileArgs, StatusArgs};
+use crate::backfill::aws_and_lake;
+use anyhow::Context;
+use deltaload_aws::listing::S3Prefix;
+use deltaload_aws::reconcile::{reconcile, Problem, ReconcileReport};
+use std::process::ExitCode;
+
+/// Exit status of an inconsistent lake.
+const INCONSISTENT: u8 = 3;
+
+fn describe(problem: &Problem) -> String {
+    match problem {
+        Problem::NeverLoaded => "never loaded (missed event?)".to_string(),
+        Problem::ChangedSince { loaded_etag } => format!(
+            "changed since it was loaded (loaded ETag {})",
+            loaded_etag.as_deref().unwrap_or("-")
+        ),
+        Problem::Refused { reason } => {
+            format!(
+                "refused: {}",
+                reason.as_deref().unwrap_or("no reason recorded")
+            )
+        }
+        Problem::Unfinished => "load started and did not finish".to_string(),
+        Problem::Unbalanced => "reconciliation row does not balance".to_string(),
+    }
+}
+
+fn print_text(at: &S3Prefix, r: &ReconcileReport) {
+    for f in &r.findings {
+        println!("{}: {}", at.location(&f.key), describe(&f.problem));
+    }
+    for (id, n) in &r.duplicate_orders {
+        println!("orders: order_id {id} appears {n} times");
+    }
+    for (location, content, rows) in &r.orphan_rejects {
+        println!("rejected_orders: {rows} row(s) of {location} ({content}) whose load the ledger does not hold");
+    }
+    let count = |pred: fn(&Problem) -> bool| r.findings.iter().filter(|f| pred(&f.problem)).count();
+    println!(
+        "{} listed, {} checked, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled orders, {} orphan reject files{}",
+        r.listed,
+        r.checked,
+        r.consistent,
+        count(|p| matches!(p, Problem::NeverLoaded)),
+        count(|p| matches!(p, Problem::ChangedSince { .. })),
+        count(|p| matches!(p, Problem::Refused { .. })),
+        count(|p| matches!(p, Problem::Unfinished)),
+        count(|p| matches!(p, Problem::Unbalanced)),
+        r.duplicate_orders.len(),
+        r.orphan_rejects.len(),
+        if r.enqueued > 0 {
+            format!(", {} enqueued for a reload", r.enqueued)
+        } else {
+            String::new()
+        }
+    );
+}
+
+pub(crate) async fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
+    let at = S3Prefix::parse(&args.at)?;
+    let (aws, s3, mut lake) = aws_and_lake(&args.lake).await?;
+    let sqs = aws_sdk_sqs::Client::new(&aws);
+    let region = aws
+        .region()
+        .map_or("us-east-1".to_string(), |r| r.to_string());
+    let enqueue = args
+        .enqueue
+        .as_deref()
+        .map(|url| (&sqs, url, region.as_str()));
+    let report = reconcile(&s3, &mut lake, &at, &args.selection.selection(), enqueue)
+        .await
+        .with_context(|| format!("reconciling {at}"))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&at, &report);
+    }
+    Ok(if report.is_consistent() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(INCONSISTENT)
+    })
+}
+
+fn time(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros).map_or_else(
+        || micros.to_string(),
+        |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    )
+}
+
+pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let (_, _, mut lake) = aws_and_lake(&args.lake).await?;
+    let s = lake.status().await.context("reading the lake's status")?;
+    println!("files per day:");
+    for (day, status, n) in &s.files_per_day {
+        println!("  {day}  {status:<8} {n}");
+    }
+    println!("tables:");
+    for (name, rows, version) in &s.tables {
+        let version = version.map_or("-".to_string(), |v| v.to_string());
+        println!("  {name:<16} {rows} row(s), version {version}");
+    }
+    println!(
+        "last load: {}",
+        s.last_load.map_or("never".to_string(), time)
+    );
+    match &s.oldest_refused {
+        Some((location, reason, at)) => println!(
+            "oldest refused file: {location} at {} ({})",
+            time(*at),
+            reason.as_deref().unwrap_or("no reason recorded")
+        ),
+        None => println!("oldest refused file: none"),
+    }
+    if s.unfinished.is_empty() {
+        println!("unfinished loads: none");
+    } else {
+        println!(
+            "unfinished loads (run them again to complete): {}",
+            s.unfinished.join(", ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
