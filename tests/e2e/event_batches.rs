@@ -143,3 +143,51 @@ async fn a_file_that_breaks_the_batch_fails_only_its_own_message() {
         "{ledger:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_prints_each_batch_as_cloudwatch_emf_when_asked() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("day1.csv", DAY1).await;
+    stack.put("day2.csv", DAY2).await;
+    let lake = stack.lake();
+    let out = crate::serve_once(
+        &stack,
+        &lake,
+        "2",
+        &["--metrics-namespace", "deltaload-test"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let docs: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("each EMF line is JSON"))
+        .collect();
+    assert!(!docs.is_empty(), "{text}");
+    let sum = |name: &str| {
+        docs.iter()
+            .map(|d| d[name].as_u64().expect(name))
+            .sum::<u64>()
+    };
+    assert_eq!(
+        (
+            sum("FilesLoaded"),
+            sum("RecordsRead"),
+            sum("RecordsRejected")
+        ),
+        (2, 13, 1)
+    );
+    // Which day comes first is up to the queue; the totals of inserts are not.
+    assert_eq!(sum("RowsInserted"), 5);
+    assert_eq!(sum("RowsUpdated") + sum("RowsStale"), 3);
+    for d in &docs {
+        let directive = &d["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(directive["Namespace"], "deltaload-test");
+        assert_eq!(directive["Dimensions"], json!([["table"]]));
+        assert_eq!(d["table"], "orders");
+        assert!(d["_aws"]["Timestamp"].as_i64().is_some());
+    }
+    assert!(
+        text.ends_with("2 files loaded, 0 skipped, 0 refused, 0 missing, 0 failed\n"),
+        "{text}"
+    );
+}

@@ -2,6 +2,7 @@
 
 mod batches;
 mod crash;
+mod dead_letters;
 mod event_batches;
 mod events;
 mod load_cli;
@@ -17,4 +18,25 @@ use std::process::Output;
 /// Runs the `deltaload` command (built with the fault switch) in `sb`.
 pub fn deltaload(sb: &Sandbox, args: &[&str], fault: Option<&str>) -> Output {
     sb.cli_at(env!("CARGO_BIN_EXE_deltaload-faulty"), args, fault)
+}
+
+/// `deltaload serve --once` on the stack's queue into `lake`, with `extra` arguments.
+pub fn serve_once(
+    stack: &deltaload_tests::localstack::Stack,
+    lake: &str,
+    wait: &str,
+    extra: &[&str],
+) -> Output {
+    let mut args = vec![
+        "serve",
+        "--queue",
+        &stack.queue_url,
+        "--lake",
+        lake,
+        "--wait",
+        wait,
+        "--once",
+    ];
+    args.extend_from_slice(extra);
+    stack.cli(env!("CARGO_BIN_EXE_deltaload-faulty"), &args)
 }

@@ -126,3 +126,28 @@ async fn an_order_found_twice_in_orders_fails_the_load_loudly() {
         "b is not recorded as loaded"
     );
 }
+
+const DEDUPE: &str = r#"
+import sys, os
+from deltalake import DeltaTable, write_deltalake
+lake = sys.argv[1]
+t = DeltaTable(f"{lake}/orders").to_pyarrow_table()
+seen, keep = set(), []
+for i, v in enumerate(t["order_id"].to_pylist()):
+    if v not in seen:
+        seen.add(v)
+        keep.append(i)
+write_deltalake(f"{lake}/orders", t.take(keep), mode="overwrite")
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+/// The repair of [`duplicate_order_1004`]: each order kept once.
+pub(crate) fn dedupe_orders(sb: &Sandbox) {
+    let py = python();
+    let out = Command::new(&py)
+        .args(["-c", DEDUPE, sb.lake_dir().to_str().unwrap()])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -29,26 +29,14 @@ fn run(stack: &Stack, args: &[&str]) -> std::process::Output {
 }
 
 fn serve_once(stack: &Stack) -> std::process::Output {
-    let lake = stack.lake();
-    run(
-        stack,
-        &[
-            "serve",
-            "--queue",
-            &stack.queue_url,
-            "--lake",
-            &lake,
-            "--wait",
-            "1",
-            "--once",
-        ],
-    )
+    crate::serve_once(stack, &stack.lake(), "1", &[])
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reconcile_finds_exactly_the_lost_notifications_and_enqueue_repairs_them() {
     let stack = Stack::new(3, 30).await;
     stack.put_many(files("in", 0, 45)).await;
+    stack.wait_for_messages(45).await;
     let out = serve_once(&stack);
     assert!(
         stdout(&out).contains("45 files loaded"),
@@ -58,7 +46,7 @@ async fn reconcile_finds_exactly_the_lost_notifications_and_enqueue_repairs_them
     );
     // Five more objects whose notifications are lost.
     stack.put_many(files("in", 45, 5)).await;
-    stack.drain().await;
+    stack.drain(5).await;
 
     let at = format!("s3://{}/in", stack.landing);
     let lake = stack.lake();
@@ -109,7 +97,7 @@ async fn reconcile_finds_exactly_the_lost_notifications_and_enqueue_repairs_them
 
     // A file corrected under the same key while its notification is lost.
     stack.put("in/a/f0000.csv", one_order(9000)).await;
-    stack.drain().await;
+    stack.drain(1).await;
     let changed = run(&stack, &["reconcile", &at, "--lake", &lake]);
     assert_eq!(changed.status.code(), Some(3));
     assert!(
@@ -140,7 +128,7 @@ async fn backfill_enqueues_what_the_ledger_lacks_once_and_selects_exactly() {
     let between = chrono::Utc::now().to_rfc3339();
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     stack.put_many(files("old", 6, 6)).await;
-    stack.drain().await;
+    stack.drain(12).await;
     let at = format!("s3://{}/old", stack.landing);
     let lake = stack.lake();
     let backfill = |extra: &[&str]| {
@@ -222,7 +210,7 @@ async fn a_backfill_of_2000_objects_streams_its_listing_and_shows_progress() {
         .map(|i| (format!("many/f{i:05}.csv"), one_order(i)))
         .collect();
     stack.put_many(objects).await;
-    stack.drain().await;
+    stack.drain(2000).await;
     let at = format!("s3://{}/many", stack.landing);
     let lake = stack.lake();
     let out = run(

@@ -219,9 +219,22 @@ impl Stack {
         }
     }
 
-    /// Takes every message off the queue (as if its notifications were lost),
-    /// until a receive waits a second and gets nothing; returns how many.
-    pub async fn drain(&self) -> usize {
+    /// Waits until at least `n` messages are visible on the queue (S3 delivers
+    /// notifications asynchronously, later under load).
+    pub async fn wait_for_messages(&self, n: usize) {
+        for _ in 0..600 {
+            if self.depth(&self.queue_url).await >= n {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("fewer than {n} messages reached the queue within 60 s");
+    }
+
+    /// Takes the notifications of `expected` uploads off the queue (as if they
+    /// were lost): waits for them, then receives until a receive gets nothing.
+    pub async fn drain(&self, expected: usize) -> usize {
+        self.wait_for_messages(expected).await;
         let mut drained = 0;
         loop {
             let received = self

@@ -37,6 +37,16 @@ pub struct BatchReport {
     pub refused: usize,
     pub missing: usize,
     pub ignored: usize,
+    /// Figures of the files loaded (not of those skipped or refused).
+    pub records: u64,
+    pub rejected: u64,
+    pub inserted: u64,
+    pub updated: u64,
+    pub stale: u64,
+    /// Loads run again, one message at a time, after a batch load failed.
+    pub retries: usize,
+    /// Time spent loading, in milliseconds.
+    pub load_ms: u64,
 }
 
 impl BatchReport {
@@ -49,6 +59,13 @@ impl BatchReport {
         self.refused += other.refused;
         self.missing += other.missing;
         self.ignored += other.ignored;
+        self.records += other.records;
+        self.rejected += other.rejected;
+        self.inserted += other.inserted;
+        self.updated += other.updated;
+        self.stale += other.stale;
+        self.retries += other.retries;
+        self.load_ms += other.load_ms;
     }
 }
 
@@ -64,6 +81,8 @@ pub struct Handler {
     lake: Mutex<Lake>,
     reader: S3Reader,
     sources: Sources,
+    /// Print one EMF line per batch on stdout, in this namespace.
+    metrics: Option<String>,
 }
 
 impl Handler {
@@ -72,7 +91,14 @@ impl Handler {
             lake: Mutex::new(lake),
             reader,
             sources,
+            metrics: None,
         }
+    }
+
+    /// Prints the figures of every batch as CloudWatch EMF on stdout.
+    pub fn with_metrics(mut self, namespace: impl Into<String>) -> Self {
+        self.metrics = Some(namespace.into());
+        self
     }
 
     /// Builds the handler from settings: the lake opened (tables created when
@@ -83,11 +109,15 @@ impl Handler {
     ) -> Result<Self, AwsError> {
         let lake = Lake::open(&settings.lake_root()?).await?;
         let client = s3_client(aws, settings.endpoint_url.as_deref());
-        Ok(Self::new(
+        let handler = Self::new(
             lake,
             S3Reader::new(client, settings.max_object_bytes),
             settings.sources.clone(),
-        ))
+        );
+        Ok(match &settings.metrics_namespace {
+            Some(namespace) => handler.with_metrics(namespace.clone()),
+            None => handler,
+        })
     }
 
     /// Handles a batch; never fails as a whole. Every message's objects are read
@@ -129,6 +159,10 @@ impl Handler {
             };
             self.load_group(group, opts, &mut report).await;
         }
+        if let Some(namespace) = &self.metrics {
+            let now = chrono::Utc::now().timestamp_millis();
+            println!("{}", crate::metrics::emf(namespace, &report, now));
+        }
         report
     }
 
@@ -137,6 +171,18 @@ impl Handler {
         if ready.is_empty() {
             return;
         }
+        let started = std::time::Instant::now();
+        self.load_ready(files, ready, opts, report).await;
+        report.load_ms += started.elapsed().as_millis() as u64;
+    }
+
+    async fn load_ready(
+        &self,
+        files: &[SourceFile],
+        ready: &[(&Message, std::ops::Range<usize>)],
+        opts: LoadOptions,
+        report: &mut BatchReport,
+    ) {
         let span = tracing::info_span!(
             "batch",
             messages = ready.len(),
@@ -159,6 +205,7 @@ impl Handler {
                     tracing::warn!(error = %e, "batch load failed; loading each message on its own")
                 });
                 for (message, range) in ready {
+                    report.retries += 1;
                     let span = tracing::info_span!("message", message_id = %message.id);
                     let alone = AssertUnwindSafe(self.load(&files[range.clone()], opts))
                         .catch_unwind()
@@ -196,18 +243,7 @@ impl Handler {
                 body: m.body.unwrap_or_default(),
             })
             .collect();
-        let report = self.handle(&messages).await;
-        let mut response = SqsBatchResponse::default();
-        response.batch_item_failures = report
-            .failures
-            .into_iter()
-            .map(|id| {
-                let mut failure = BatchItemFailure::default();
-                failure.item_identifier = id;
-                failure
-            })
-            .collect();
-        response
+        batch_response(self.handle(&messages).await)
     }
 
     /// Reads the objects a message announces; the files to load come back, and
@@ -268,6 +304,21 @@ impl Handler {
     }
 }
 
+/// The response Lambda expects: the messages to deliver again.
+pub fn batch_response(report: BatchReport) -> SqsBatchResponse {
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = report
+        .failures
+        .into_iter()
+        .map(|id| {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            failure
+        })
+        .collect();
+    response
+}
+
 /// A panic becomes an error of its message.
 fn settle<T>(
     outcome: Result<Result<T, AwsError>, Box<dyn std::any::Any + Send>>,
@@ -278,7 +329,15 @@ fn settle<T>(
 fn tally(report: &mut BatchReport, outcomes: &[LoadOutcome]) {
     for outcome in outcomes {
         match outcome {
-            LoadOutcome::Loaded(_) => report.loaded += 1,
+            LoadOutcome::Loaded(done) => {
+                let f = done.figures;
+                report.loaded += 1;
+                report.records += f.records;
+                report.rejected += f.rejected;
+                report.inserted += f.inserted;
+                report.updated += f.updated;
+                report.stale += f.stale;
+            }
             LoadOutcome::Skipped { .. } => report.skipped += 1,
             LoadOutcome::Refused(_) => report.refused += 1,
         }

@@ -9,6 +9,8 @@
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
 //! - [`listing`], [`enqueue`], [`backfill`], [`reconcile`]: existing objects listed,
 //!   compared with the lake, and announced again on the queue.
+//! - [`redrive`]: dead-letter messages sent back, or saved ones replayed.
+//! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
 
 pub mod backfill;
 pub mod consumer;
@@ -17,7 +19,9 @@ pub mod error;
 pub mod event;
 pub mod handler;
 pub mod listing;
+pub mod metrics;
 pub mod reconcile;
+pub mod redrive;
 pub mod s3;
 pub mod settings;
 

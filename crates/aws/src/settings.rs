@@ -59,11 +59,17 @@ pub struct Settings {
     pub max_object_bytes: u64,
     /// `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_S3`), when set.
     pub endpoint_url: Option<String>,
+    /// Namespace of the CloudWatch EMF lines printed per batch; none printed when `None`.
+    pub metrics_namespace: Option<String>,
 }
+
+/// The EMF namespace the Lambda uses when `DELTALOAD_METRICS_NAMESPACE` is not set.
+pub const DEFAULT_METRICS_NAMESPACE: &str = "deltaload";
 
 impl Settings {
     /// Reads `DELTALOAD_LAKE`, `DELTALOAD_SOURCES` (comma-separated),
-    /// `DELTALOAD_MAX_OBJECT_BYTES` and the AWS endpoint from the environment.
+    /// `DELTALOAD_MAX_OBJECT_BYTES`, `DELTALOAD_METRICS_NAMESPACE` (default
+    /// `deltaload`) and the AWS endpoint from the environment.
     pub fn from_env() -> Result<Self, AwsError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let lake = var("DELTALOAD_LAKE").ok_or_else(|| {
@@ -87,6 +93,10 @@ impl Settings {
             sources: Sources::parse(&sources)?,
             max_object_bytes,
             endpoint_url: endpoint_from_env(),
+            metrics_namespace: Some(
+                var("DELTALOAD_METRICS_NAMESPACE")
+                    .unwrap_or_else(|| DEFAULT_METRICS_NAMESPACE.to_string()),
+            ),
         })
     }
 

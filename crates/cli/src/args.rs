@@ -54,6 +54,12 @@ pub enum Command {
     /// The lake at a glance: files per day, table sizes and versions, the last
     /// load, the oldest refused file and unfinished loads.
     Status(StatusArgs),
+    /// Feed saved SQS messages (for example from the dead-letter queue) straight
+    /// through the handler, without a queue; prints the batch response as JSON.
+    /// Exit status 1 when any message failed.
+    Replay(ReplayArgs),
+    /// Move dead-letter messages back to their queue after a fix; prints how many moved.
+    Redrive(RedriveArgs),
 }
 
 /// `--since`, `--until` and `--match`.
@@ -128,17 +134,30 @@ pub struct StatusArgs {
     pub lake: String,
 }
 
+/// What the handler needs, for `serve` and `replay`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// The queue URL.
-    #[arg(long, env = "DELTALOAD_QUEUE")]
-    pub queue: String,
+pub struct HandlerArgs {
     /// Lake root: a directory or a URI such as s3://bucket/lake.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
     /// Allowed s3://BUCKET[/PREFIX] (repeat, or comma-separated); any bucket when absent.
     #[arg(long = "source", env = "DELTALOAD_SOURCES", value_delimiter = ',')]
     pub sources: Vec<String>,
+    /// Largest object read, in bytes; larger ones are refused.
+    #[arg(long, env = "DELTALOAD_MAX_OBJECT_BYTES", default_value_t = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES)]
+    pub max_object_bytes: u64,
+    /// Also print each batch's figures on stdout as CloudWatch EMF, in this namespace.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub metrics_namespace: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The queue URL.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    #[command(flatten)]
+    pub handler: HandlerArgs,
     /// Messages per receive (1 to 10).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(1..=10))]
     pub batch_size: i32,
@@ -148,9 +167,28 @@ pub struct ServeArgs {
     /// Exit when a receive waits --wait seconds and gets nothing, after a summary line.
     #[arg(long)]
     pub once: bool,
-    /// Largest object read, in bytes; larger ones are refused.
-    #[arg(long, env = "DELTALOAD_MAX_OBJECT_BYTES", default_value_t = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES)]
-    pub max_object_bytes: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A JSON file (an SqsEvent, a ReceiveMessage response or one message), or a
+    /// directory of them (*.json, in name order).
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub handler: HandlerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RedriveArgs {
+    /// The dead-letter queue URL.
+    #[arg(long)]
+    pub dlq: String,
+    /// The queue to send the messages back to.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    /// Move at most this many messages.
+    #[arg(long)]
+    pub max: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,8 @@
 //! deltaload backfill s3://BUCKET/PREFIX --queue URL [--since TIME] [--until TIME] [--match GLOB] [--dry-run] [--rate N] [--force]
 //! deltaload reconcile s3://BUCKET/PREFIX [--lake URI] [--since TIME] [--enqueue URL] [--json]
 //! deltaload status [--lake URI]
+//! deltaload replay FILE_OR_DIR [--lake URI] [--source s3://BUCKET[/PREFIX]]...
+//! deltaload redrive --dlq URL --queue URL [--max N]
 //! ```
 //!
 //! Exit status: 0 when every file loaded or was skipped, 2 when a file was
@@ -89,6 +91,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Backfill(args) => backfill::run(args).await,
         Command::Reconcile(args) => reconcile::run(args).await,
         Command::Status(args) => reconcile::status(args).await,
+        Command::Replay(args) => serve::replay(args).await,
+        Command::Redrive(args) => serve::redrive(args).await,
         Command::Show(args) => {
             let endpoint = deltaload_aws::settings::endpoint_from_env();
             let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;

@@ -1,26 +1,38 @@
 //! `deltaload serve`: the SQS consumer, with the very handler the Lambda runs.
 
-use crate::args::ServeArgs;
+use crate::args::{HandlerArgs, RedriveArgs, ReplayArgs, ServeArgs};
 use anyhow::Context;
 use deltaload_aws::consumer::{serve, ServeOptions};
+use deltaload_aws::handler::batch_response;
+use deltaload_aws::redrive::saved_messages;
 use deltaload_aws::settings::endpoint_from_env;
 use deltaload_aws::{Handler, Settings, Sources};
 use std::process::ExitCode;
 
-pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+/// The handler `serve` and `replay` run, built as the Lambda builds it.
+pub(crate) async fn handler(
+    args: &HandlerArgs,
+    command: &str,
+) -> anyhow::Result<(Handler, aws_config::SdkConfig)> {
     let settings = Settings {
         lake: args.lake.clone(),
         sources: Sources::parse(&args.sources)?,
         max_object_bytes: args.max_object_bytes,
         endpoint_url: endpoint_from_env(),
+        metrics_namespace: args.metrics_namespace.clone(),
     };
     if settings.sources.is_empty() {
-        eprintln!("deltaload serve: no --source given, objects of any bucket will be read");
+        eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");
     }
     let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
     let handler = Handler::from_settings(&settings, &aws)
         .await
         .with_context(|| format!("opening the lake at {}", settings.lake))?;
+    Ok((handler, aws))
+}
+
+pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let (handler, aws) = handler(&args.handler, "serve").await?;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let opts = ServeOptions {
         queue_url: args.queue.clone(),
@@ -37,6 +49,51 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         report.refused,
         report.missing,
         report.failures.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `deltaload replay`: saved messages through the handler, the response printed.
+pub(crate) async fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let mut paths = Vec::new();
+    if args.path.is_dir() {
+        let entries = std::fs::read_dir(&args.path)
+            .with_context(|| format!("reading the directory {}", args.path.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+    } else {
+        paths.push(args.path.clone());
+    }
+    let mut messages = Vec::new();
+    for path in &paths {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        messages.extend(saved_messages(&text, &path.display().to_string())?);
+    }
+    let (handler, _) = handler(&args.handler, "replay").await?;
+    let report = handler.handle(&messages).await;
+    let failed = !report.failures.is_empty();
+    println!("{}", serde_json::to_string(&batch_response(report))?);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `deltaload redrive`: dead-letter messages back to their queue.
+pub(crate) async fn redrive(args: RedriveArgs) -> anyhow::Result<ExitCode> {
+    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let sqs = aws_sdk_sqs::Client::new(&aws);
+    let moved = deltaload_aws::redrive::redrive(&sqs, &args.dlq, &args.queue, args.max).await?;
+    println!(
+        "moved {moved} message(s) from {} to {}",
+        args.dlq, args.queue
     );
     Ok(ExitCode::SUCCESS)
 }

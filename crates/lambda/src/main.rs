@@ -2,9 +2,11 @@
 //!
 //! Configuration comes from the environment, read once at cold start:
 //! `DELTALOAD_LAKE` (the lake URI), `DELTALOAD_SOURCES` (comma-separated
-//! `s3://BUCKET[/PREFIX]`, required), `DELTALOAD_MAX_OBJECT_BYTES`, and the
-//! standard AWS variables. Each invocation takes an SQS batch of S3 events and
-//! returns the messages to retry as partial batch failures.
+//! `s3://BUCKET[/PREFIX]`, required), `DELTALOAD_MAX_OBJECT_BYTES`,
+//! `DELTALOAD_METRICS_NAMESPACE` (default `deltaload`) and the standard AWS
+//! variables. Each invocation takes an SQS batch of S3 events, returns the
+//! messages to retry as partial batch failures, and prints its figures as one
+//! CloudWatch EMF line on stdout.
 
 // The Delta futures are deep; the default limit is too low for their layout.
 #![recursion_limit = "256"]

@@ -1,0 +1,128 @@
+//! CloudWatch Embedded Metric Format: one JSON line per handled batch on stdout,
+//! which CloudWatch Logs turns into metrics with no API call.
+
+use crate::handler::BatchReport;
+use serde_json::{json, Map, Value};
+
+/// The table the figures are about, the metrics' one dimension.
+const TABLE: &str = "orders";
+
+/// The metric names, their units and their values in a report.
+fn figures(r: &BatchReport) -> [(&'static str, &'static str, u64); 10] {
+    [
+        ("FilesLoaded", "Count", r.loaded as u64),
+        ("FilesSkipped", "Count", r.skipped as u64),
+        ("FilesRefused", "Count", r.refused as u64),
+        ("RecordsRead", "Count", r.records),
+        ("RecordsRejected", "Count", r.rejected),
+        ("RowsInserted", "Count", r.inserted),
+        ("RowsUpdated", "Count", r.updated),
+        ("RowsStale", "Count", r.stale),
+        ("LoadLatency", "Milliseconds", r.load_ms),
+        ("CommitRetries", "Count", r.retries as u64),
+    ]
+}
+
+/// The EMF document of a batch, as one line of JSON.
+pub fn emf(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> String {
+    let figures = figures(report);
+    let definitions: Vec<Value> = figures
+        .iter()
+        .map(|(name, unit, _)| json!({"Name": name, "Unit": unit}))
+        .collect();
+    let mut doc = Map::new();
+    doc.insert(
+        "_aws".into(),
+        json!({
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [["table"]],
+                "Metrics": definitions,
+            }],
+        }),
+    );
+    doc.insert("table".into(), json!(TABLE));
+    for (name, _, value) in figures {
+        doc.insert(name.into(), json!(value));
+    }
+    Value::Object(doc).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks a line against the EMF specification's required structure.
+    fn valid_emf(line: &str) -> Result<(), String> {
+        let v: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        let aws = v.get("_aws").ok_or("no _aws")?;
+        aws["Timestamp"]
+            .as_i64()
+            .ok_or("Timestamp is not a number")?;
+        let directives = aws["CloudWatchMetrics"]
+            .as_array()
+            .ok_or("no CloudWatchMetrics")?;
+        for d in directives {
+            d["Namespace"].as_str().ok_or("no Namespace")?;
+            for set in d["Dimensions"].as_array().ok_or("no Dimensions")? {
+                for key in set.as_array().ok_or("a dimension set is not an array")? {
+                    let key = key.as_str().ok_or("a dimension is not text")?;
+                    v.get(key)
+                        .and_then(Value::as_str)
+                        .ok_or("dimension value missing")?;
+                }
+            }
+            for m in d["Metrics"].as_array().ok_or("no Metrics")? {
+                let name = m["Name"].as_str().ok_or("metric without Name")?;
+                v.get(name)
+                    .and_then(Value::as_f64)
+                    .ok_or(format!("no value for {name}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn batches_become_valid_emf_with_the_documented_names() {
+        let report = BatchReport {
+            loaded: 2,
+            records: 13,
+            rejected: 1,
+            inserted: 5,
+            updated: 2,
+            stale: 1,
+            load_ms: 250,
+            ..BatchReport::default()
+        };
+        let line = emf("deltaload", &report, 1_790_000_000_000);
+        assert!(!line.contains('\n'));
+        valid_emf(&line).unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["RecordsRead"], 13);
+        assert_eq!(v["table"], "orders");
+        assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Namespace"], "deltaload");
+        let names: Vec<&str> = v["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["Name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "FilesLoaded",
+                "FilesSkipped",
+                "FilesRefused",
+                "RecordsRead",
+                "RecordsRejected",
+                "RowsInserted",
+                "RowsUpdated",
+                "RowsStale",
+                "LoadLatency",
+                "CommitRetries"
+            ]
+        );
+        assert!(valid_emf(r#"{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"n","Dimensions":[["table"]],"Metrics":[{"Name":"X"}]}]}}"#).is_err());
+    }
+}
