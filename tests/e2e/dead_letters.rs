@@ -101,7 +101,8 @@ async fn a_poison_message_round_trips_through_replay_and_redrive_once_fixed() {
     let out = serve();
     assert_eq!(
         stdout(&out),
-        "1 messages, 0 files loaded, 1 skipped, 0 refused, 0 missing, 0 failed\n",
+        "1 messages, 0 files loaded, 1 skipped, 0 refused, 0 missing, 0 failed; \
+         0 records: 0 rejected, 0 duplicates, 0 inserted, 0 updated, 0 stale\n",
         "{}",
         stderr(&out)
     );

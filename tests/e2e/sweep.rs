@@ -231,7 +231,8 @@ async fn a_backfill_of_2000_objects_streams_its_listing_and_shows_progress() {
         stdout(&out),
         "2000 listed, 2000 selected, 0 already loaded, 2000 enqueued, 0 failed\n"
     );
-    // One progress line per listed page of 1,000 (stderr is not a terminal here).
+    // One progress line per listed page of 1,000 (stderr is not a terminal here):
+    // the first page is enqueued before the second is listed.
     let progress: Vec<String> = stderr(&out)
         .lines()
         .filter(|l| l.starts_with("backfill: "))

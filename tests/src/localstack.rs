@@ -309,15 +309,18 @@ impl Stack {
 
     /// Runs the `deltaload` binary at `exe` with the AWS settings of this stack.
     pub fn cli(&self, exe: &str, args: &[&str]) -> Output {
-        Command::new(exe)
-            .args(args)
+        self.command(exe, args).output().expect("run deltaload")
+    }
+
+    fn command(&self, exe: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(exe);
+        cmd.args(args)
             .env_remove("DELTALOAD_LAKE")
             .env_remove("DELTALOAD_SOURCES")
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_REGION", REGION)
             .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .output()
-            .expect("run deltaload")
+            .env("AWS_SECRET_ACCESS_KEY", "test");
+        cmd
     }
 }

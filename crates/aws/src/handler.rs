@@ -40,6 +40,7 @@ pub struct BatchReport {
     /// Figures of the files loaded (not of those skipped or refused).
     pub records: u64,
     pub rejected: u64,
+    pub duplicates: u64,
     pub inserted: u64,
     pub updated: u64,
     pub stale: u64,
@@ -50,6 +51,27 @@ pub struct BatchReport {
 }
 
 impl BatchReport {
+    /// The summary line of `serve --once`: messages and files, then the figures
+    /// of the files loaded (records = rejected + duplicates + inserted + updated + stale).
+    pub fn summary(&self) -> String {
+        format!(
+            "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
+             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale",
+            self.messages,
+            self.loaded,
+            self.skipped,
+            self.refused,
+            self.missing,
+            self.failures.len(),
+            self.records,
+            self.rejected,
+            self.duplicates,
+            self.inserted,
+            self.updated,
+            self.stale
+        )
+    }
+
     /// Adds another report's figures to this one.
     pub fn absorb(&mut self, other: BatchReport) {
         self.failures.extend(other.failures);
@@ -61,6 +83,7 @@ impl BatchReport {
         self.ignored += other.ignored;
         self.records += other.records;
         self.rejected += other.rejected;
+        self.duplicates += other.duplicates;
         self.inserted += other.inserted;
         self.updated += other.updated;
         self.stale += other.stale;
@@ -334,6 +357,7 @@ fn tally(report: &mut BatchReport, outcomes: &[LoadOutcome]) {
                 report.loaded += 1;
                 report.records += f.records;
                 report.rejected += f.rejected;
+                report.duplicates += f.duplicates;
                 report.inserted += f.inserted;
                 report.updated += f.updated;
                 report.stale += f.stale;

@@ -41,15 +41,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         once: args.once,
     };
     let report = serve(&handler, &sqs, &opts).await?;
-    println!(
-        "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed",
-        report.messages,
-        report.loaded,
-        report.skipped,
-        report.refused,
-        report.missing,
-        report.failures.len()
-    );
+    println!("{}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Wall time and peak memory of `backfill`, `serve` and `reconcile` over many objects.
+
+Against a running LocalStack (localstack/up): makes a fresh landing bucket (no
+notifications), a fresh lake bucket and a fresh queue, uploads N one-order change
+files under three prefixes, then runs, each as one process measured with os.wait4:
+
+  1. backfill            (empty ledger: enqueues all N)
+  2. serve --once        (loads all N, 10 messages per batch)
+  3. reconcile           (all N consistent, exit 0)
+  4. backfill again      (all N already loaded, enqueues nothing)
+
+  localstack/.venv/bin/python bench/sweep.py --bin target/release/deltaload [--objects 10000]
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import boto3
+
+ENDPOINT = os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
+ENV = dict(os.environ, AWS_ENDPOINT_URL=ENDPOINT, AWS_REGION="us-east-1",
+           AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="test",
+           AWS_SECRET_ACCESS_KEY="test")
+HEADER = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n"
+
+
+def measured(args):
+    """Runs a command; returns (seconds, peak MiB, exit code, stdout)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(args, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin", required=True, help="the deltaload binary")
+    parser.add_argument("--objects", type=int, default=10000)
+    opts = parser.parse_args()
+
+    run = uuid.uuid4().hex[:8]
+    landing, lake_bucket = f"sweep-landing-{run}", f"sweep-lake-{run}"
+    session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test",
+                                    region_name="us-east-1")
+    s3 = session.client("s3", endpoint_url=ENDPOINT)
+    sqs = session.client("sqs", endpoint_url=ENDPOINT)
+    for bucket in (landing, lake_bucket):
+        s3.create_bucket(Bucket=bucket)
+    queue = sqs.create_queue(QueueName=f"sweep-{run}",
+                             Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
+
+    started = time.monotonic()
+    def put(i):
+        key = f"in/{'abc'[i % 3]}/f{i:06d}.csv"
+        body = f"{HEADER}{i},C{i % 97},placed,{i % 500}.00,EUR,,2026-10-01T08:00:00\n"
+        s3.put_object(Bucket=landing, Key=key, Body=body.encode())
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        list(pool.map(put, range(opts.objects)))
+    print(f"uploaded {opts.objects} objects in {time.monotonic() - started:.1f} s", flush=True)
+
+    at, lake = f"s3://{landing}/in", f"s3://{lake_bucket}/tables"
+    steps = [
+        ("backfill", [opts.bin, "backfill", at, "--queue", queue, "--lake", lake, "--rate", "0"]),
+        ("serve --once", [opts.bin, "serve", "--queue", queue, "--lake", lake,
+                          "--source", f"s3://{landing}", "--wait", "2", "--once"]),
+        ("reconcile", [opts.bin, "reconcile", at, "--lake", lake]),
+        ("backfill again", [opts.bin, "backfill", at, "--queue", queue, "--lake", lake, "--rate", "0"]),
+    ]
+    print(f"{'step':<16} {'wall s':>8} {'peak MiB':>9}  exit  output")
+    for name, args in steps:
+        seconds, mib, code, out = measured(args)
+        last = out.strip().splitlines()[-1] if out.strip() else ""
+        print(f"{name:<16} {seconds:8.1f} {mib:9.0f}  {code:>4}  {last}", flush=True)
+        if code not in (0,):
+            sys.exit(f"{name} exited {code}")
+
+
+if __name__ == "__main__":
+    main()
