@@ -8,6 +8,7 @@ mod events;
 mod load_cli;
 mod other_engines;
 mod permutations;
+mod reconcile_findings;
 mod refusals;
 mod rejects;
 mod sweep;

@@ -172,7 +172,19 @@ async fn backfill_enqueues_what_the_ledger_lacks_once_and_selects_exactly() {
         stdout(&first),
         "12 listed, 12 selected, 0 already loaded, 12 enqueued, 0 failed\n"
     );
-    assert!(stdout(&serve_once(&stack)).contains("12 files loaded"));
+    // Run again while the first run's messages wait: enqueued again, loaded once.
+    let in_flight = backfill(&[]);
+    assert!(
+        stdout(&in_flight).contains(", 12 enqueued"),
+        "{}",
+        stdout(&in_flight)
+    );
+    let out = serve_once(&stack);
+    assert!(
+        stdout(&out).starts_with("24 messages, 12 files loaded, 12 skipped"),
+        "{}",
+        stdout(&out)
+    );
     let second = backfill(&[]);
     assert_eq!(
         stdout(&second),
