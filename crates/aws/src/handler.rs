@@ -44,7 +44,7 @@ pub struct BatchReport {
     pub inserted: u64,
     pub updated: u64,
     pub stale: u64,
-    /// Loads run again, one message at a time, after a batch load failed.
+    /// Load rounds run again after a commit conflict with another writer.
     pub retries: usize,
     /// Time spent loading, in milliseconds.
     pub load_ms: u64,
@@ -153,6 +153,7 @@ impl Handler {
             messages: messages.len(),
             ..BatchReport::default()
         };
+        let retries_before = self.lake.lock().await.commit_retries();
         let mut groups = [Group::default(), Group::default()];
         for message in messages {
             let span = tracing::info_span!("message", message_id = %message.id);
@@ -182,6 +183,8 @@ impl Handler {
             };
             self.load_group(group, opts, &mut report).await;
         }
+        let retries = self.lake.lock().await.commit_retries() - retries_before;
+        report.retries += retries as usize;
         if let Some(namespace) = &self.metrics {
             let now = chrono::Utc::now().timestamp_millis();
             println!("{}", crate::metrics::emf(namespace, &report, now));
@@ -228,7 +231,6 @@ impl Handler {
                     tracing::warn!(error = %e, "batch load failed; loading each message on its own")
                 });
                 for (message, range) in ready {
-                    report.retries += 1;
                     let span = tracing::info_span!("message", message_id = %message.id);
                     let alone = AssertUnwindSafe(self.load(&files[range.clone()], opts))
                         .catch_unwind()

@@ -22,6 +22,7 @@ mod load;
 pub mod location;
 mod merge;
 mod outcome;
+mod retry;
 mod schema;
 mod show;
 mod table;
@@ -48,6 +49,8 @@ pub struct Lake {
     rejected: DeltaTable,
     ledger: DeltaTable,
     reconciliation: DeltaTable,
+    /// Load rounds run again after a commit conflict, since the lake was opened.
+    commit_retries: u64,
 }
 
 impl Lake {
@@ -60,12 +63,19 @@ impl Lake {
             rejected: table::open_or_create(root, TableName::RejectedOrders).await?,
             ledger: table::open_or_create(root, TableName::Ledger).await?,
             reconciliation: table::open_or_create(root, TableName::Reconciliation).await?,
+            commit_retries: 0,
         })
     }
 
     /// The lake's root.
     pub fn root(&self) -> &LakeRoot {
         &self.root
+    }
+
+    /// Load rounds run again after a commit conflict with another writer, since
+    /// the lake was opened.
+    pub fn commit_retries(&self) -> u64 {
+        self.commit_retries
     }
 
     /// The current version of the `orders` table.

@@ -13,6 +13,7 @@ use crate::merge::MergedFile;
 #[cfg(feature = "faults")]
 use crate::outcome::FaultPoint;
 use crate::outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
+use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
 use deltaload_core::{
@@ -141,14 +142,14 @@ impl Lake {
             }
             first_of.insert(&c.key, i);
             if !in_round.insert(c.key.0.as_str()) {
-                self.load_round(&candidates, &round, &mut outcomes, opts)
+                self.retried_round(&candidates, &round, &mut outcomes, opts)
                     .await?;
                 round.clear();
                 in_round = HashSet::from([c.key.0.as_str()]);
             }
             round.push(i);
         }
-        self.load_round(&candidates, &round, &mut outcomes, opts)
+        self.retried_round(&candidates, &round, &mut outcomes, opts)
             .await?;
         for (copy, first) in copies {
             outcomes[copy] = outcomes[first].as_ref().map(|o| match o {
@@ -168,6 +169,31 @@ impl Lake {
                 })
             })
             .collect()
+    }
+
+    /// Runs a round, again after a commit conflict with another writer (with
+    /// backoff and jitter, counted in [`Lake::commit_retries`]).
+    async fn retried_round(
+        &mut self,
+        candidates: &[Candidate<'_>],
+        round: &[usize],
+        outcomes: &mut [Option<LoadOutcome>],
+        opts: LoadOptions,
+    ) -> Result<(), LakeError> {
+        let mut attempt = 1;
+        loop {
+            match self.load_round(candidates, round, outcomes, opts).await {
+                Err(e) if retry::is_conflict(&e) && attempt < retry::ATTEMPTS => {
+                    let wait = retry::backoff(attempt);
+                    tracing::warn!(error = %e, attempt, wait_ms = wait.as_millis() as u64,
+                        "commit conflict with another writer; running the load again");
+                    self.commit_retries += 1;
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Loads the files `round` names (distinct locations), writing their outcomes.
