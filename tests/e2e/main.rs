@@ -3,6 +3,7 @@
 mod batches;
 mod concurrency;
 mod crash;
+mod crash_events;
 mod dead_letters;
 mod event_batches;
 mod events;

@@ -117,37 +117,7 @@ impl Sandbox {
     /// rows sorted, as files loaded together share a load time).
     pub async fn state(&self) -> Vec<Vec<Vec<String>>> {
         let dir = self.dir.path().canonicalize().expect("sandbox path");
-        let dir = dir.to_str().expect("utf-8 path");
-        let tables = vec![
-            self.orders().await,
-            self.rows(TableName::Orders, "order_id, source_file").await,
-            self.rows(TableName::RejectedOrders, "source_file, content_id, line_number, order_id, raw_line, reason").await,
-            self.rows(
-                TableName::Ledger,
-                "location, content_id, size, status, reason, records, rejected, inserted, updated, stale",
-            )
-            .await,
-            self.rows(
-                TableName::Reconciliation,
-                "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced",
-            )
-            .await,
-        ];
-        tables
-            .into_iter()
-            .map(|rows| {
-                let mut rows: Vec<Vec<String>> = rows
-                    .into_iter()
-                    .map(|row| {
-                        row.into_iter()
-                            .map(|cell| cell.replace(dir, "<sandbox>"))
-                            .collect()
-                    })
-                    .collect();
-                rows.sort();
-                rows
-            })
-            .collect()
+        lake_state(&self.root, dir.to_str().expect("utf-8 path"), "<sandbox>").await
     }
 
     /// Runs the `deltaload` command at `exe` in the sandbox, with `DELTALOAD_FAULT`
@@ -178,4 +148,49 @@ pub fn stdout(out: &Output) -> String {
 /// Standard error of a finished command as text.
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Everything the four tables under `root` hold that one clean load would
+/// reproduce (load times and versions left out, `replace` written `with`, rows
+/// sorted).
+pub async fn lake_state(root: &LakeRoot, replace: &str, with: &str) -> Vec<Vec<Vec<String>>> {
+    let rows =
+        |table, columns| async move { table_rows(root, table, columns).await.expect("table rows") };
+    let tables = vec![
+        rows(
+            TableName::Orders,
+            "order_id, customer_id, status, amount, currency, ordered_at, updated_at, source_file",
+        )
+        .await,
+        rows(
+            TableName::RejectedOrders,
+            "source_file, content_id, line_number, order_id, raw_line, reason",
+        )
+        .await,
+        rows(
+            TableName::Ledger,
+            "location, content_id, size, status, reason, records, rejected, inserted, updated, stale",
+        )
+        .await,
+        rows(
+            TableName::Reconciliation,
+            "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced",
+        )
+        .await,
+    ];
+    tables
+        .into_iter()
+        .map(|rows| {
+            let mut rows: Vec<Vec<String>> = rows
+                .into_iter()
+                .map(|row| {
+                    row.into_iter()
+                        .map(|cell| cell.replace(replace, with))
+                        .collect()
+                })
+                .collect();
+            rows.sort();
+            rows
+        })
+        .collect()
 }

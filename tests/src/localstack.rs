@@ -291,6 +291,21 @@ impl Stack {
         .unwrap_or(0)
     }
 
+    /// Messages on a queue, visible or in flight.
+    pub async fn pending(&self, queue_url: &str) -> usize {
+        let mut total = 0;
+        for name in [
+            QueueAttributeName::ApproximateNumberOfMessages,
+            QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+        ] {
+            total += queue_attribute(&self.sqs, queue_url, name)
+                .await
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(0);
+        }
+        total
+    }
+
     /// The lake URI.
     pub fn lake(&self) -> String {
         format!("s3://{}/lake", self.lake_bucket)
@@ -310,6 +325,14 @@ impl Stack {
     /// Runs the `deltaload` binary at `exe` with the AWS settings of this stack.
     pub fn cli(&self, exe: &str, args: &[&str]) -> Output {
         self.command(exe, args).output().expect("run deltaload")
+    }
+
+    /// Like [`Stack::cli`], with `DELTALOAD_FAULT` set to `fault`.
+    pub fn cli_fault(&self, exe: &str, args: &[&str], fault: &str) -> Output {
+        self.command(exe, args)
+            .env("DELTALOAD_FAULT", fault)
+            .output()
+            .expect("run deltaload")
     }
 
     fn command(&self, exe: &str, args: &[&str]) -> Command {

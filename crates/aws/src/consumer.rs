@@ -75,6 +75,11 @@ pub async fn serve(
             report = handler.handle(&batch) => report,
             never = keep_invisible(sqs, &opts.queue_url, &messages, visibility) => match never {},
         };
+        #[cfg(feature = "faults")]
+        if handler.fault() == Some(deltaload_lake::FaultPoint::BeforeDelete) {
+            eprintln!("fault injected: BeforeDelete");
+            std::process::abort();
+        }
         let done: Vec<DeleteMessageBatchRequestEntry> = messages
             .iter()
             .enumerate()

@@ -106,6 +106,9 @@ pub struct Handler {
     sources: Sources,
     /// Print one EMF line per batch on stdout, in this namespace.
     metrics: Option<String>,
+    /// Where a test asked to abort the process.
+    #[cfg(feature = "faults")]
+    fault: Option<deltaload_lake::FaultPoint>,
 }
 
 impl Handler {
@@ -115,7 +118,22 @@ impl Handler {
             reader,
             sources,
             metrics: None,
+            #[cfg(feature = "faults")]
+            fault: None,
         }
+    }
+
+    /// Aborts the process at `fault` (tests only).
+    #[cfg(feature = "faults")]
+    pub fn with_fault(mut self, fault: Option<deltaload_lake::FaultPoint>) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// Where a test asked to abort the process.
+    #[cfg(feature = "faults")]
+    pub(crate) fn fault(&self) -> Option<deltaload_lake::FaultPoint> {
+        self.fault
     }
 
     /// Prints the figures of every batch as CloudWatch EMF on stdout.
@@ -254,6 +272,11 @@ impl Handler {
         files: &[SourceFile],
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, AwsError> {
+        #[cfg(feature = "faults")]
+        let opts = LoadOptions {
+            fault: self.fault,
+            ..opts
+        };
         let mut lake = self.lake.lock().await;
         Ok(lake.load_batch(files, opts).await?)
     }

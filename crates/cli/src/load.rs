@@ -14,14 +14,24 @@ fn options(force: bool) -> LoadOptions {
         force,
         ..LoadOptions::default()
     };
-    // The fault switch exists only in test builds: never in an optimised binary.
-    #[cfg(all(feature = "faults", debug_assertions))]
+    #[cfg(feature = "faults")]
     {
-        opts.fault = std::env::var("DELTALOAD_FAULT")
-            .ok()
-            .and_then(|name| deltaload_lake::FaultPoint::parse(&name));
+        opts.fault = fault_from_env();
     }
     opts
+}
+
+/// The crash point a test asked for in `DELTALOAD_FAULT`. The switch exists only
+/// in test builds: never in an optimised binary.
+#[cfg(feature = "faults")]
+pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
+    if cfg!(debug_assertions) {
+        std::env::var("DELTALOAD_FAULT")
+            .ok()
+            .and_then(|name| deltaload_lake::FaultPoint::parse(&name))
+    } else {
+        None
+    }
 }
 
 pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {

@@ -28,6 +28,8 @@ pub(crate) async fn handler(
     let handler = Handler::from_settings(&settings, &aws)
         .await
         .with_context(|| format!("opening the lake at {}", settings.lake))?;
+    #[cfg(feature = "faults")]
+    let handler = handler.with_fault(crate::load::fault_from_env());
     Ok((handler, aws))
 }
 

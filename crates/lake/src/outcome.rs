@@ -47,6 +47,8 @@ pub enum FaultPoint {
     AfterOrders,
     AfterReconciliation,
     AfterLedger,
+    /// After the batch loaded and before its messages are deleted (`serve`).
+    BeforeDelete,
 }
 
 #[cfg(feature = "faults")]
@@ -59,6 +61,7 @@ impl FaultPoint {
             "after-orders" => Self::AfterOrders,
             "after-reconciliation" => Self::AfterReconciliation,
             "after-ledger" => Self::AfterLedger,
+            "before-delete" => Self::BeforeDelete,
             _ => return None,
         })
     }
