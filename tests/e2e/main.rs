@@ -8,6 +8,7 @@ mod dead_letters;
 mod event_batches;
 mod events;
 mod load_cli;
+mod lost_state;
 mod other_engines;
 mod permutations;
 mod reconcile_findings;
