@@ -193,3 +193,37 @@ async fn serve_prints_each_batch_as_cloudwatch_emf_when_asked() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn near_the_invocation_deadline_nothing_is_started_and_all_comes_back() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("day1.csv", DAY1).await;
+    let sb = Sandbox::new();
+    let handler = stack
+        .handler(sb.lake().await)
+        .await
+        .with_deadline_margin(std::time::Duration::from_secs(30));
+    let messages = [
+        ("a", stack.created("day1.csv")),
+        ("b", stack.created("day1.csv")),
+    ];
+    let records: Vec<_> = messages
+        .iter()
+        .map(|(id, body)| json!({"messageId": id, "body": body}))
+        .collect();
+    let event = || serde_json::from_value(json!({ "Records": records })).expect("SqsEvent");
+    let soon = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let response = handler.respond_until(event(), Some(soon)).await;
+    let failed: Vec<String> = response
+        .batch_item_failures
+        .into_iter()
+        .map(|f| f.item_identifier)
+        .collect();
+    assert_eq!(failed, ["a", "b"], "both left for redelivery");
+    assert!(sb.rows(TableName::Ledger, "location").await.is_empty());
+    // With time in hand the same event loads.
+    let later = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let response = handler.respond_until(event(), Some(later)).await;
+    assert!(response.batch_item_failures.is_empty());
+    assert_eq!(sb.rows(TableName::Ledger, "status").await, [["loaded"]]);
+}

@@ -16,7 +16,12 @@ use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent
 use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+
+/// Time kept in hand before an invocation's deadline: enough for one batch load
+/// to finish its commits.
+pub const DEFAULT_DEADLINE_MARGIN: Duration = Duration::from_secs(30);
 use tracing::Instrument;
 
 /// One SQS message.
@@ -106,6 +111,8 @@ pub struct Handler {
     sources: Sources,
     /// Print one EMF line per batch on stdout, in this namespace.
     metrics: Option<String>,
+    /// No message is read and no load started with less than this left.
+    deadline_margin: Duration,
     /// Where a test asked to abort the process.
     #[cfg(feature = "faults")]
     fault: Option<deltaload_lake::FaultPoint>,
@@ -118,6 +125,7 @@ impl Handler {
             reader,
             sources,
             metrics: None,
+            deadline_margin: DEFAULT_DEADLINE_MARGIN,
             #[cfg(feature = "faults")]
             fault: None,
         }
@@ -134,6 +142,12 @@ impl Handler {
     #[cfg(feature = "faults")]
     pub(crate) fn fault(&self) -> Option<deltaload_lake::FaultPoint> {
         self.fault
+    }
+
+    /// Stops reading and loading when less than `margin` is left before a deadline.
+    pub fn with_deadline_margin(mut self, margin: Duration) -> Self {
+        self.deadline_margin = margin;
+        self
     }
 
     /// Prints the figures of every batch as CloudWatch EMF on stdout.
@@ -155,6 +169,7 @@ impl Handler {
             S3Reader::new(client, settings.max_object_bytes),
             settings.sources.clone(),
         );
+        let handler = handler.with_deadline_margin(settings.deadline_margin);
         Ok(match &settings.metrics_namespace {
             Some(namespace) => handler.with_metrics(namespace.clone()),
             None => handler,
@@ -167,14 +182,35 @@ impl Handler {
     /// of its messages' files are loaded on their own, so that a failure stays
     /// with the message that caused it.
     pub async fn handle(&self, messages: &[Message]) -> BatchReport {
+        self.handle_until(messages, None).await
+    }
+
+    /// Like [`Handler::handle`], for an invocation that ends at `deadline`: once
+    /// less than the deadline margin is left, no further message is read and no
+    /// load is started; those messages are reported as failures, to come back,
+    /// rather than being cut off in the middle of a commit.
+    pub async fn handle_until(
+        &self,
+        messages: &[Message],
+        deadline: Option<Instant>,
+    ) -> BatchReport {
         let mut report = BatchReport {
             messages: messages.len(),
             ..BatchReport::default()
         };
+        let margin = self.deadline_margin;
+        let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
         let retries_before = self.lake.lock().await.commit_retries();
         let mut groups = [Group::default(), Group::default()];
         for message in messages {
             let span = tracing::info_span!("message", message_id = %message.id);
+            if near() {
+                span.in_scope(|| {
+                    tracing::warn!("invocation deadline near: message left for redelivery")
+                });
+                report.failures.push(message.id.clone());
+                continue;
+            }
             let outcome = AssertUnwindSafe(self.read_message(message, &mut report))
                 .catch_unwind()
                 .instrument(span.clone())
@@ -195,6 +231,13 @@ impl Handler {
             }
         }
         for (force, group) in [false, true].into_iter().zip(&groups) {
+            if near() {
+                for (message, _) in &group.ready {
+                    tracing::warn!(message_id = %message.id, "invocation deadline near: load not started, message left for redelivery");
+                    report.failures.push(message.id.clone());
+                }
+                continue;
+            }
             let opts = LoadOptions {
                 force,
                 ..LoadOptions::default()
@@ -283,6 +326,15 @@ impl Handler {
 
     /// The Lambda contract: an SQS event in, the messages to retry out.
     pub async fn respond(&self, event: SqsEvent) -> SqsBatchResponse {
+        self.respond_until(event, None).await
+    }
+
+    /// [`Handler::respond`] for an invocation that ends at `deadline`.
+    pub async fn respond_until(
+        &self,
+        event: SqsEvent,
+        deadline: Option<Instant>,
+    ) -> SqsBatchResponse {
         let messages: Vec<Message> = event
             .records
             .into_iter()
@@ -291,7 +343,7 @@ impl Handler {
                 body: m.body.unwrap_or_default(),
             })
             .collect();
-        batch_response(self.handle(&messages).await)
+        batch_response(self.handle_until(&messages, deadline).await)
     }
 
     /// Reads the objects a message announces; the files to load come back, and

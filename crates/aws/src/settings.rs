@@ -61,6 +61,8 @@ pub struct Settings {
     pub endpoint_url: Option<String>,
     /// Namespace of the CloudWatch EMF lines printed per batch; none printed when `None`.
     pub metrics_namespace: Option<String>,
+    /// Time kept in hand before an invocation's deadline.
+    pub deadline_margin: std::time::Duration,
 }
 
 /// The EMF namespace the Lambda uses when `DELTALOAD_METRICS_NAMESPACE` is not set.
@@ -97,6 +99,14 @@ impl Settings {
                 var("DELTALOAD_METRICS_NAMESPACE")
                     .unwrap_or_else(|| DEFAULT_METRICS_NAMESPACE.to_string()),
             ),
+            deadline_margin: match var("DELTALOAD_DEADLINE_MARGIN_SECONDS") {
+                Some(v) => std::time::Duration::from_secs(v.parse().map_err(|_| {
+                    AwsError::Config(format!(
+                        "DELTALOAD_DEADLINE_MARGIN_SECONDS={v:?} is not a number of seconds"
+                    ))
+                })?),
+                None => crate::handler::DEFAULT_DEADLINE_MARGIN,
+            },
         })
     }
 

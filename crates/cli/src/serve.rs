@@ -20,6 +20,7 @@ pub(crate) async fn handler(
         max_object_bytes: args.max_object_bytes,
         endpoint_url: endpoint_from_env(),
         metrics_namespace: args.metrics_namespace.clone(),
+        deadline_margin: deltaload_aws::handler::DEFAULT_DEADLINE_MARGIN,
     };
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");

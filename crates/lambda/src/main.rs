@@ -3,7 +3,9 @@
 //! Configuration comes from the environment, read once at cold start:
 //! `DELTALOAD_LAKE` (the lake URI), `DELTALOAD_SOURCES` (comma-separated
 //! `s3://BUCKET[/PREFIX]`, required), `DELTALOAD_MAX_OBJECT_BYTES`,
-//! `DELTALOAD_METRICS_NAMESPACE` (default `deltaload`) and the standard AWS
+//! `DELTALOAD_METRICS_NAMESPACE` (default `deltaload`),
+//! `DELTALOAD_DEADLINE_MARGIN_SECONDS` (default 30: no message is read and no
+//! load started with less than that left of the invocation) and the standard AWS
 //! variables. Each invocation takes an SQS batch of S3 events, returns the
 //! messages to retry as partial batch failures, and prints its figures as one
 //! CloudWatch EMF line on stdout.
@@ -35,7 +37,21 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let handler = Handler::from_settings(&settings, &aws).await?;
     let handler = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<_, lambda_runtime::Error>(handler.respond(event.payload).await)
+        let deadline = deadline(event.context.deadline);
+        Ok::<_, lambda_runtime::Error>(handler.respond_until(event.payload, deadline).await)
     }))
     .await
+}
+
+/// The invocation's deadline (milliseconds since the epoch; 0 when the runtime
+/// gave none) as an `Instant`; a deadline already past is now.
+fn deadline(epoch_ms: u64) -> Option<std::time::Instant> {
+    if epoch_ms == 0 {
+        return None;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let left = std::time::Duration::from_millis(epoch_ms).saturating_sub(now);
+    Some(std::time::Instant::now() + left)
 }
