@@ -1,6 +1,7 @@
 //! The end-to-end suite of deltaload, one test binary (run with `./test`).
 
 mod batches;
+mod compressed;
 mod concurrency;
 mod crash;
 mod crash_events;

@@ -400,6 +400,11 @@ impl Handler {
                 report.refused += 1;
                 Ok(None)
             }
+            Fetched::Unreadable(why) => {
+                tracing::warn!(reason = %why, "compressed object refused");
+                report.refused += 1;
+                Ok(None)
+            }
         }
     }
 }

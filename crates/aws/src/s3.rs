@@ -13,6 +13,8 @@ pub enum Fetched {
     Missing,
     /// Larger than the configured limit: refused, not read.
     TooLarge(u64),
+    /// Gzip content that is damaged or expands beyond the limit: refused.
+    Unreadable(deltaload_core::compression::Unreadable),
 }
 
 /// Reads objects from S3.
@@ -88,6 +90,10 @@ impl S3Reader {
             .map_err(|e| read_err(format!("body interrupted: {e}")))?
             .into_bytes()
             .to_vec();
+        let bytes = match deltaload_core::compression::expand(bytes, self.max_bytes) {
+            Ok(bytes) => bytes,
+            Err(why) => return Ok(Fetched::Unreadable(why)),
+        };
         Ok(Fetched::File(SourceFile {
             location: format!("s3://{}/{}", obj.bucket, obj.key),
             bytes,

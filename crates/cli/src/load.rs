@@ -75,13 +75,19 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn read(path: &Path) -> Result<SourceFile, LakeError> {
+/// Reads a file, expanding it when it is gzip-compressed.
+fn read(path: &Path) -> Result<SourceFile, String> {
     let shown = path.display().to_string();
-    let location = local_source(&shown)?;
-    let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
-        path: shown.clone(),
-        source,
+    let location = local_source(&shown).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(path).map_err(|source| {
+        LakeError::ReadSource {
+            path: shown.clone(),
+            source,
+        }
+        .to_string()
     })?;
+    let limit = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES;
+    let bytes = deltaload_core::compression::expand(bytes, limit).map_err(|e| e.to_string())?;
     Ok(SourceFile {
         location,
         bytes,

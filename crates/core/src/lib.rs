@@ -5,6 +5,7 @@
 //! - [`record`]: one CSV record parsed into an [`OrderChange`] or refused with a [`RejectReason`].
 //! - [`reader`]: a whole file read into changes and rejects, with line numbers and raw text.
 //! - [`newest`]: one change per order, the newest, with a tie rule that does not depend on order.
+//! - [`compression`]: gzip-compressed files expanded, within a size limit.
 //! - [`identity`]: the content identity (size and SHA-256) the ledger keys files by.
 //! - [`reconcile`]: the per-file figures and the balance check.
 //! - [`attribution`]: several files merged at once, with each file's own figures.
@@ -12,6 +13,7 @@
 //! Nothing here touches a disk or a network; the `deltaload-lake` crate owns storage.
 
 pub mod attribution;
+pub mod compression;
 pub mod contract;
 pub mod error;
 pub mod identity;

@@ -1,0 +1,72 @@
+//! Gzip-compressed change files (`.csv.gz`), recognised by their content.
+
+use std::io::Read;
+
+/// The two bytes every gzip stream starts with; no CSV text can.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Why a compressed file could not be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    #[error("gzip content expands beyond the limit of {limit} bytes; raise the object size limit or split the file")]
+    TooLarge { limit: u64 },
+    #[error("gzip content is damaged ({0}); upload the file again")]
+    Damaged(String),
+}
+
+/// Whether `bytes` is gzip-compressed.
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&GZIP_MAGIC)
+}
+
+/// The content, expanded when it is gzip (several concatenated members too),
+/// never beyond `limit` bytes; plain content is returned as it is.
+pub fn expand(bytes: Vec<u8>, limit: u64) -> Result<Vec<u8>, Unreadable> {
+    if !is_gzip(&bytes) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Unreadable::Damaged(e.to_string()))?;
+    if out.len() as u64 > limit {
+        return Err(Unreadable::TooLarge { limit });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gzip(text: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(text).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    #[test]
+    fn plain_content_passes_and_gzip_expands() {
+        let text = b"order_id,customer_id\n1,C\n".to_vec();
+        assert_eq!(expand(text.clone(), 100).unwrap(), text);
+        assert_eq!(expand(gzip(&text), 100).unwrap(), text);
+        let mut two = gzip(b"a\n");
+        two.extend(gzip(b"b\n"));
+        assert_eq!(expand(two, 100).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn bombs_and_damage_are_refused() {
+        let big = gzip(&vec![b'x'; 10_000]);
+        assert!(big.len() < 200);
+        assert_eq!(
+            expand(big, 1_000),
+            Err(Unreadable::TooLarge { limit: 1_000 })
+        );
+        let mut cut = gzip(b"order_id\n1\n");
+        cut.truncate(12);
+        assert!(matches!(expand(cut, 100), Err(Unreadable::Damaged(_))));
+    }
+}

@@ -1,0 +1,56 @@
+//! Gzip-compressed change files, from S3 and from disk.
+
+use crate::{deltaload, serve_once};
+use deltaload_lake::TableName;
+use deltaload_tests::localstack::Stack;
+use deltaload_tests::{stderr, stdout, Sandbox, DAY1};
+use std::io::Write;
+
+fn gzip(text: &str) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text.as_bytes()).expect("compress");
+    encoder.finish().expect("compress")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gzip_objects_load_like_plain_ones_and_damaged_ones_are_refused() {
+    let stack = Stack::new(3, 30).await;
+    stack.put("in/day1.csv.gz", gzip(DAY1)).await;
+    let mut damaged = gzip(DAY1);
+    damaged.truncate(40);
+    stack.put("in/damaged.csv.gz", damaged).await;
+    stack.wait_for_messages(2).await;
+    let lake = stack.lake();
+    let out = serve_once(&stack, &lake, "1", &[]);
+    assert!(
+        stdout(&out).starts_with(
+            "2 messages, 1 files loaded, 0 skipped, 1 refused, 0 missing, 0 failed; \
+             8 records: 1 rejected, 3 duplicates, 4 inserted"
+        ),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("gzip content is damaged"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn load_expands_a_local_csv_gz() {
+    let sb = Sandbox::new();
+    let path = sb.file("day1.csv.gz", gzip(DAY1));
+    assert!(path.exists());
+    let out = deltaload(&sb, &["load", "raw/day1.csv.gz"], None);
+    assert_eq!(
+        stdout(&out),
+        "raw/day1.csv.gz: 1 rejected, 0 updated, 4 added, table version 1\n",
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(sb.orders().await.len(), 4);
+    let rejects = sb.rows(TableName::RejectedOrders, "order_id").await;
+    assert_eq!(rejects, [["1003"]]);
+}
