@@ -70,3 +70,52 @@ async fn four_writers_on_the_same_orders_all_load_and_their_conflicts_are_retrie
     assert_eq!(recon.len(), 20);
     assert!(recon.iter().all(|r| r[0] == "true"));
 }
+
+/// Four writers open an empty lake at once and load: the tables are created
+/// once, with one schema, and every file loads once.
+async fn racing_creation(root: deltaload_lake::LakeRoot) {
+    let writers = (0..4).map(|writer| {
+        let root = root.clone();
+        async move {
+            let mut lake = deltaload_lake::Lake::open(&root)
+                .await
+                .unwrap_or_else(|e| panic!("writer {writer} cannot open the lake: {e}"));
+            lake.load_batch(&[file(writer, 0)], Default::default())
+                .await
+                .unwrap_or_else(|e| panic!("writer {writer}: {e}"))
+        }
+    });
+    for outcomes in futures::future::join_all(writers).await {
+        assert!(matches!(outcomes[..], [LoadOutcome::Loaded(_)]));
+    }
+    for name in TableName::ALL {
+        let version = deltaload_lake::table_version(&root, name)
+            .await
+            .expect("version");
+        assert!(version.is_some(), "{} was not created", name.as_str());
+        // Readable with the one schema the rows of every writer share.
+        deltaload_lake::table_rows(&root, name, "*")
+            .await
+            .expect("rows");
+    }
+    let ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "location")
+        .await
+        .expect("ledger");
+    assert_eq!(ledger.len(), 4, "{ledger:?}");
+    let orders = deltaload_lake::table_rows(&root, TableName::Orders, "order_id")
+        .await
+        .expect("orders");
+    assert_eq!(orders.len(), 20, "every order once");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_writers_racing_to_create_a_local_lake() {
+    let sb = Sandbox::new();
+    racing_creation(sb.root.clone()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_writers_racing_to_create_a_lake_on_s3() {
+    let stack = deltaload_tests::localstack::Stack::new(3, 30).await;
+    racing_creation(stack.lake_root()).await;
+}
