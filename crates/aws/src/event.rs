@@ -264,4 +264,72 @@ mod tests {
             assert!(parse_body(body).is_err(), "{body:?} accepted");
         }
     }
+
+    /// JSON values shaped like notifications often enough to reach every branch.
+    fn hostile_body() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let text = prop_oneof![
+            Just("ObjectCreated:Put".to_string()),
+            Just("ObjectRemoved:Delete".to_string()),
+            Just("s3:TestEvent".to_string()),
+            Just("Notification".to_string()),
+            Just("a%2Bb+c%ZZ%C3".to_string()),
+            Just("../../etc/passwd".to_string()),
+            ".{0,12}",
+        ];
+        let leaf = prop_oneof![
+            text.prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            Just(serde_json::Value::Null),
+        ];
+        let keys = prop::sample::select(vec![
+            "Records",
+            "eventName",
+            "s3",
+            "bucket",
+            "name",
+            "object",
+            "key",
+            "size",
+            "eTag",
+            "versionId",
+            "Event",
+            "Type",
+            "Message",
+            "deltaload",
+            "force",
+        ]);
+        let value = leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::vec((keys.clone(), inner), 0..6).prop_map(|pairs| {
+                    serde_json::Value::Object(
+                        pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                    )
+                }),
+            ]
+        });
+        prop_oneof![value.prop_map(|v| v.to_string()), ".{0,64}",]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, ..Default::default() })]
+        /// Any body: a result, never a panic; an accepted body accounts for
+        /// every one of its records (an object, or an ignored event).
+        #[test]
+        fn hostile_bodies_never_panic(body in hostile_body()) {
+            if let Ok(Body::Objects { objects, ignored, .. }) = parse_body(&body) {
+                let outer: Value = serde_json::from_str(&body).expect("accepted bodies are JSON");
+                let inner = match outer.get("Type").and_then(Value::as_str) {
+                    Some("Notification") => outer["Message"]
+                        .as_str()
+                        .and_then(|m| serde_json::from_str::<Value>(m).ok())
+                        .unwrap_or(Value::Null),
+                    _ => outer,
+                };
+                let records = inner["Records"].as_array().map_or(0, Vec::len);
+                proptest::prop_assert_eq!(objects.len() + ignored, records);
+            }
+        }
+    }
 }

@@ -217,4 +217,61 @@ mod tests {
             "unterminated quote swallows the rest: {reasons:?}"
         );
     }
+
+    /// Bytes that look like change files often enough to reach every branch:
+    /// the header, then lines built from fields, separators, quotes and junk.
+    fn hostile_file() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            Just(b"1".to_vec()),
+            Just(b"-9223372036854775808".to_vec()),
+            Just(b"99999999999999999999".to_vec()),
+            Just(b"12.345".to_vec()),
+            Just(b"1e3".to_vec()),
+            Just(b" 12.00 ".to_vec()),
+            Just(b"2026-02-30T00:00:00".to_vec()),
+            Just(b"2026-10-01T23:59:60".to_vec()),
+            Just(b"2026-10-01T08:00:00+05:30".to_vec()),
+            Just(b"9999-12-31T23:59:59".to_vec()),
+            Just(b",".to_vec()),
+            Just(b"\"".to_vec()),
+            Just(b"\n".to_vec()),
+            Just(b"\r\n".to_vec()),
+            Just(b"\0".to_vec()),
+            Just(b"\xff\xfe".to_vec()),
+            Just("é".as_bytes().to_vec()),
+            prop::collection::vec(any::<u8>(), 0..8),
+        ];
+        prop::collection::vec(piece, 0..60).prop_map(|pieces| {
+            let mut bytes = HEADER.as_bytes().to_vec();
+            for p in pieces {
+                bytes.extend(p);
+            }
+            bytes
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+        /// Any bytes: no panic; every record is a change or a reject, each reject
+        /// with its line and a reason; line numbers never go backwards.
+        #[test]
+        fn hostile_bytes_never_panic_and_every_record_is_accounted(bytes in hostile_file()) {
+            let parsed = read_changes(&bytes).expect("the header is the contract's");
+            let mut last = 0;
+            for r in &parsed.rejects {
+                proptest::prop_assert!(r.line >= 2 && r.line >= last, "line {} after {last}", r.line);
+                proptest::prop_assert!(!r.reason.is_empty());
+                last = r.line;
+            }
+            for c in &parsed.changes {
+                proptest::prop_assert!(c.amount_cents.is_none_or(|a| a.abs() <= crate::record::MAX_AMOUNT_CENTS));
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let _ = read_changes(&bytes);
+        }
+    }
 }
