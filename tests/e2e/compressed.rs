@@ -54,3 +54,29 @@ async fn load_expands_a_local_csv_gz() {
     let rejects = sb.rows(TableName::RejectedOrders, "order_id").await;
     assert_eq!(rejects, [["1003"]]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn info_logs_never_print_row_contents() {
+    let stack = Stack::new(3, 30).await;
+    let marker = "SECRET-ROW-7781";
+    stack
+        .put(
+            "in/rows.csv",
+            format!(
+                "{}1,{marker},placed,1.00,EUR,,2026-10-01T08:00:00\n2,{marker},placed,bad,EUR,,2026-10-01T08:00:00\n",
+                deltaload_tests::HEADER
+            ),
+        )
+        .await;
+    stack.wait_for_messages(1).await;
+    let lake = stack.lake();
+    let out = serve_once(&stack, &lake, "1", &["--log", "info"]);
+    assert!(
+        stdout(&out).starts_with("1 messages, 1 files loaded"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("loaded"), "info logs were written");
+    assert!(!stderr(&out).contains(marker), "{}", stderr(&out));
+    assert!(!stdout(&out).contains(marker));
+}
