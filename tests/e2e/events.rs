@@ -215,75 +215,76 @@ async fn a_poison_message_rests_in_the_dead_letter_queue_after_max_receives() {
     assert_eq!(stack.depth(&stack.queue_url).await, 0);
 }
 
-/// A change file of `n` orders from `first`, all changed at `hour`.
-fn generated(first: i64, n: i64, hour: u32) -> String {
+/// A change file of `n` orders from `first`, all changed at minute `minute` of 2026-10-01.
+fn generated_at(first: i64, n: i64, minute: i64) -> String {
     let mut text = deltaload_tests::HEADER.to_string();
     for id in first..first + n {
         text.push_str(&format!(
-            "{id},C{},placed,{}.00,EUR,2026-10-01T00:00:00,2026-10-01T{hour:02}:00:00\n",
+            "{id},C{},placed,{}.00,EUR,2026-10-01T00:00:00,2026-10-01T{:02}:{:02}:00\n",
             id % 7,
-            id % 100
+            id % 100,
+            minute / 60,
+            minute % 60
         ));
     }
     text
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn two_consumers_on_one_queue_load_every_file_once() {
-    let stack = Stack::new(10, 3).await;
-    // 20 files over overlapping order ranges: later hours must win wherever they overlap.
-    for i in 0..20i64 {
-        stack
-            .put(
-                &format!("burst/f{i:02}.csv"),
-                generated(i * 5, 10, (i % 20) as u32),
-            )
-            .await;
+async fn four_consumers_with_every_event_delivered_twice_load_every_file_once() {
+    let stack = Stack::new(10, 5).await;
+    // 200 files over overlapping order ranges: later minutes win where they overlap.
+    let files: Vec<(String, String)> = (0..200i64)
+        .map(|i| (format!("burst/f{i:03}.csv"), generated_at(i * 5, 10, i)))
+        .collect();
+    stack.put_many(files.clone()).await;
+    stack.wait_for_messages(200).await;
+    // Every notification delivered a second time.
+    for chunk in files.chunks(10) {
+        let bodies: Vec<String> = chunk.iter().map(|(key, _)| stack.created(key)).collect();
+        stack.send_many(&bodies).await;
     }
-    let args = serve_args(&stack, "4", &["--batch-size", "5"]);
+    let args = serve_args(&stack, "2", &["--batch-size", "10"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    for _round in 0..10 {
-        let (a, b) = std::thread::scope(|s| {
-            let a = s.spawn(|| stack.cli(EXE, &args));
-            let b = s.spawn(|| stack.cli(EXE, &args));
-            (a.join().expect("consumer a"), b.join().expect("consumer b"))
+    for _round in 0..20 {
+        let outs = std::thread::scope(|s| {
+            let consumers: Vec<_> = (0..4).map(|_| s.spawn(|| stack.cli(EXE, &args))).collect();
+            consumers
+                .into_iter()
+                .map(|c| c.join().expect("consumer"))
+                .collect::<Vec<_>>()
         });
-        assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
-        assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
-        let ledger = table_rows(&stack.lake_root(), TableName::Ledger, "location")
-            .await
-            .unwrap();
-        if ledger.len() == 20 && stack.depth(&stack.queue_url).await == 0 {
+        for out in &outs {
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        }
+        if stack.pending(&stack.queue_url).await == 0 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
     let root = stack.lake_root();
     let ledger = table_rows(&root, TableName::Ledger, "location, status")
         .await
         .unwrap();
-    assert_eq!(
-        ledger.len(),
-        20,
-        "every file in the ledger once: {ledger:?}"
-    );
+    assert_eq!(ledger.len(), 200, "every file in the ledger once");
+    assert!(ledger.iter().all(|r| r[1] == "loaded"), "{ledger:?}");
     let orders = table_rows(&root, TableName::Orders, "order_id, updated_at")
         .await
         .unwrap();
-    assert_eq!(orders.len(), 105, "orders 0..105 once each");
+    assert_eq!(orders.len(), 1005, "orders 0..1005 once each");
     for row in &orders {
         let id: i64 = row[0].parse().unwrap();
-        let newest = (id / 5).min(19);
+        let newest = (id / 5).min(199);
         assert_eq!(
             row[1],
-            format!("2026-10-01T{newest:02}:00:00Z"),
+            format!("2026-10-01T{:02}:{:02}:00Z", newest / 60, newest % 60),
             "order {id} holds its newest change"
         );
     }
     let recon = table_rows(&root, TableName::Reconciliation, "balanced, records")
         .await
         .unwrap();
-    assert_eq!(recon.len(), 20);
+    assert_eq!(recon.len(), 200);
     assert!(
         recon.iter().all(|r| r[0] == "true" && r[1] == "10"),
         "{recon:?}"

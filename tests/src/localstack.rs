@@ -268,6 +268,26 @@ impl Stack {
         }
     }
 
+    /// Sends up to 10 message bodies to the queue in one batch.
+    pub async fn send_many(&self, bodies: &[String]) {
+        let entries = bodies.iter().enumerate().map(|(i, body)| {
+            aws_sdk_sqs::types::SendMessageBatchRequestEntry::builder()
+                .id(i.to_string())
+                .message_body(body)
+                .build()
+                .expect("batch entry")
+        });
+        let sent = self
+            .sqs
+            .send_message_batch()
+            .queue_url(&self.queue_url)
+            .set_entries(Some(entries.collect()))
+            .send()
+            .await
+            .expect("send message batch");
+        assert!(sent.failed().is_empty(), "{:?}", sent.failed());
+    }
+
     /// Sends a raw message body to the queue.
     pub async fn send(&self, body: &str) {
         self.sqs
