@@ -8,6 +8,7 @@ mod crash_events;
 mod dead_letters;
 mod event_batches;
 mod events;
+mod hostile_objects;
 mod load_cli;
 mod lost_state;
 mod other_engines;

@@ -101,6 +101,16 @@ fn signed_digits(s: &str) -> Option<(bool, &str)> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some((negative, digits))
 }
 
+/// A value as a reason quotes it: in quotes, cut after 40 characters (the whole
+/// record stays in `raw_line`).
+fn shown(s: &str) -> String {
+    const KEEP: usize = 40;
+    match s.char_indices().nth(KEEP) {
+        None => format!("{s:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
 /// A 64-bit integer written as an optional sign and digits.
 pub fn parse_order_id(s: &str) -> Result<i64, String> {
     if s.is_empty() {
@@ -108,11 +118,12 @@ pub fn parse_order_id(s: &str) -> Result<i64, String> {
     }
     if signed_digits(s).is_none() {
         return Err(format!(
-            "{s:?} is not an integer (optional sign and digits only)"
+            "{} is not an integer (optional sign and digits only)",
+            shown(s)
         ));
     }
     s.parse::<i64>()
-        .map_err(|_| format!("{s:?} does not fit a 64-bit integer"))
+        .map_err(|_| format!("{} does not fit a 64-bit integer", shown(s)))
 }
 
 /// Plain decimal notation with at most 2 decimals, fitting DECIMAL(10,2); never rounded.
@@ -122,28 +133,31 @@ pub fn parse_amount(s: &str) -> Result<i64, String> {
         None => (s, None),
     };
     let Some((negative, int_digits)) = signed_digits(int_part) else {
-        return Err(format!("{s:?} is not plain decimal notation"));
+        return Err(format!("{} is not plain decimal notation", shown(s)));
     };
     let frac = match frac_part {
         None => 0,
         Some(f) if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) => {
-            return Err(format!("{s:?} is not plain decimal notation"))
+            return Err(format!("{} is not plain decimal notation", shown(s)))
         }
         Some(f) if f.len() > 2 => {
-            return Err(format!("{s:?} has more than 2 decimals (not rounded)"))
+            return Err(format!(
+                "{} has more than 2 decimals (not rounded)",
+                shown(s)
+            ))
         }
         Some(f) => f.parse::<i64>().unwrap_or(0) * if f.len() == 1 { 10 } else { 1 },
     };
     let significant = int_digits.trim_start_matches('0');
     if significant.len() > 8 {
-        return Err(format!("{s:?} does not fit DECIMAL(10,2)"));
+        return Err(format!("{} does not fit DECIMAL(10,2)", shown(s)));
     }
     let int: i64 = if significant.is_empty() {
         0
     } else {
         significant
             .parse()
-            .map_err(|_| format!("{s:?} does not fit DECIMAL(10,2)"))?
+            .map_err(|_| format!("{} does not fit DECIMAL(10,2)", shown(s)))?
     };
     let cents = int * 100 + frac;
     debug_assert!(cents <= MAX_AMOUNT_CENTS);
@@ -153,18 +167,19 @@ pub fn parse_amount(s: &str) -> Result<i64, String> {
 /// ISO-8601 date and time, `T` or a space between, optional fraction (to microseconds),
 /// optional `Z` or offset; without a zone the time is UTC. Returns UTC microseconds.
 pub fn parse_timestamp(s: &str) -> Result<i64, String> {
-    let bad = || format!("{s:?} is not an ISO-8601 timestamp");
+    let bad = || format!("{} is not an ISO-8601 timestamp", shown(s));
     if s.len() < 16 || !s.is_ascii() {
         return Err(bad());
     }
     let (date, rest) = s.split_at(10);
-    let date = parse_date(date).ok_or_else(|| format!("{s:?} is not a valid date"))?;
+    let date = parse_date(date).ok_or_else(|| format!("{} is not a valid date", shown(s)))?;
     let rest = rest
         .strip_prefix('T')
         .or_else(|| rest.strip_prefix(' '))
         .ok_or_else(bad)?;
     let (clock, zone) = split_zone(rest).ok_or_else(bad)?;
-    let time = parse_clock(clock).ok_or_else(|| format!("{s:?} is not a valid time of day"))?;
+    let time =
+        parse_clock(clock).ok_or_else(|| format!("{} is not a valid time of day", shown(s)))?;
     let local = NaiveDateTime::new(date, time);
     let utc = match zone {
         None => Utc.from_utc_datetime(&local),
@@ -255,6 +270,21 @@ mod tests {
 
     fn ts(s: &str) -> i64 {
         parse_timestamp(s).unwrap()
+    }
+
+    #[test]
+    fn long_values_are_cut_in_reasons() {
+        let long = "9".repeat(1000);
+        let reason = parse_amount(&format!("x{long}")).unwrap_err();
+        assert!(reason.len() < 100, "{reason}");
+        assert!(
+            reason.ends_with("... (1001 bytes) is not plain decimal notation"),
+            "{reason}"
+        );
+        assert_eq!(
+            parse_amount("1e3").unwrap_err(),
+            "\"1e3\" is not plain decimal notation"
+        );
     }
 
     #[test]

@@ -1,0 +1,75 @@
+//! Objects and messages a landing zone may hold by mistake or malice.
+
+use crate::serve_once;
+use deltaload_lake::TableName;
+use deltaload_tests::localstack::Stack;
+use deltaload_tests::{stderr, stdout, DAY1, HEADER};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
+    let stack = Stack::new(1, 2).await;
+    let odd = "in/a b+c é%2B.csv";
+    stack.put(odd, DAY1).await;
+    stack.put("in/zero.csv", Vec::new()).await;
+    let long_line = format!(
+        "{HEADER}1,{},placed,1.00,EUR,,2026-10-01T08:00:00\n2,C,placed,x{},EUR,,2026-10-01T08:00:00\n",
+        "C".repeat(1 << 20),
+        "9".repeat(10 << 20)
+    );
+    stack.put("in/long.csv", long_line).await;
+    stack.wait_for_messages(3).await;
+    // A 64 KB body that is not an event.
+    stack.send(&"x".repeat(64 * 1024 - 1)).await;
+    let lake = stack.lake();
+    let out = serve_once(&stack, &lake, "1", &[]);
+    assert!(
+        stdout(&out)
+            .starts_with("4 messages, 2 files loaded, 0 skipped, 1 refused, 0 missing, 1 failed"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let root = stack.lake_root();
+    let ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "location, status, reason")
+        .await
+        .unwrap();
+    let at = |key: &str| format!("s3://{}/{key}", stack.landing);
+    let row = |key: &str| ledger.iter().find(|r| r[0] == at(key)).cloned();
+    assert_eq!(
+        row(odd).map(|r| r[1].clone()),
+        Some("loaded".into()),
+        "{ledger:?}"
+    );
+    let zero = row("in/zero.csv").expect("zero-byte object in the ledger");
+    assert_eq!(zero[1], "refused");
+    assert!(zero[2].contains("empty"), "{zero:?}");
+    // The 1 MB customer id loads; the 10 MB amount is one reject with its reason.
+    let rejects = deltaload_lake::table_rows(
+        &root,
+        TableName::RejectedOrders,
+        "source_file, line_number, length(raw_line), reason",
+    )
+    .await
+    .unwrap();
+    let long: Vec<_> = rejects
+        .iter()
+        .filter(|r| r[0] == at("in/long.csv"))
+        .collect();
+    assert_eq!(
+        long.len(),
+        1,
+        "{:?}",
+        long.iter().map(|r| &r[3]).collect::<Vec<_>>()
+    );
+    assert_eq!(long[0][1], "3");
+    assert!(long[0][3].starts_with("amount"), "{}", &long[0][3][..80]);
+    assert!(
+        long[0][3].len() < 200,
+        "the reason quotes a cut value, the raw line keeps it all"
+    );
+    assert!(long[0][2].parse::<usize>().unwrap() > 10 << 20);
+    // The poison body goes to the dead-letter queue on its next receive.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    serve_once(&stack, &lake, "1", &[]);
+    assert_eq!(stack.depth(&stack.dlq_url).await, 1);
+}
