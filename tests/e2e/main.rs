@@ -16,6 +16,7 @@ mod permutations;
 mod reconcile_findings;
 mod refusals;
 mod rejects;
+mod storage_faults;
 mod sweep;
 
 use deltaload_tests::Sandbox;

@@ -1,6 +1,7 @@
 //! Helpers of the end-to-end suite: seed files, a lake in a temporary directory,
 //! and the `deltaload` command run as a child process.
 
+pub mod faulty_store;
 pub mod localstack;
 
 use deltaload_lake::{
