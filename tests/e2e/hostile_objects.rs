@@ -73,3 +73,34 @@ async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
     serve_once(&stack, &lake, "1", &[]);
     assert_eq!(stack.depth(&stack.dlq_url).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_object_over_the_size_limit_is_refused_unread_and_acknowledged() {
+    let stack = Stack::new(1, 2).await;
+    stack.put("in/day1.csv", DAY1).await;
+    stack.wait_for_messages(1).await;
+    let lake = stack.lake();
+    let out = serve_once(&stack, &lake, "1", &["--max-object-bytes", "100"]);
+    assert!(
+        stdout(&out)
+            .starts_with("1 messages, 0 files loaded, 0 skipped, 1 refused, 0 missing, 0 failed"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("larger than the configured limit"),
+        "{}",
+        stderr(&out)
+    );
+    let ledger = deltaload_lake::table_rows(&stack.lake_root(), TableName::Ledger, "location")
+        .await
+        .unwrap();
+    assert!(ledger.is_empty(), "{ledger:?}");
+    assert_eq!(
+        stack.pending(&stack.queue_url).await,
+        0,
+        "acknowledged, not retried"
+    );
+    assert_eq!(stack.depth(&stack.dlq_url).await, 0);
+}
