@@ -8,10 +8,29 @@ use std::process::Command;
 
 /// The Python with `deltalake` installed: `DELTALOAD_TEST_PYTHON`, else the
 /// virtual environment `./test` makes at the repository root.
-pub(crate) fn python() -> PathBuf {
+fn python() -> PathBuf {
     std::env::var_os("DELTALOAD_TEST_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"))
+}
+
+/// Runs a Python script with `deltalake` (`python -c SCRIPT ARGS...`); panics,
+/// with its stderr, when it fails. Returns its output.
+pub(crate) fn run_python(script: &str, args: &[&str]) -> std::process::Output {
+    let py = python();
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {}: {e}; run ./test, which installs it",
+                py.display()
+            )
+        });
+    assert!(out.status.success(), "python failed: {}", stderr(&out));
+    out
 }
 
 const CHECK: &str = r#"
@@ -45,21 +64,7 @@ async fn python_deltalake_reads_every_table_with_the_contract_types() {
             .code(),
         Some(0)
     );
-    let py = python();
-    let out = Command::new(&py)
-        .args(["-c", CHECK, sb.lake_dir().to_str().unwrap()])
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run {}: {e}; run ./test, which installs it",
-                py.display()
-            )
-        });
-    assert!(
-        out.status.success(),
-        "python reader failed: {}",
-        stderr(&out)
-    );
+    let out = run_python(CHECK, &[sb.lake_dir().to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.starts_with("[(1001, 'shipped', '25.50', '2026-10-02T08:00:00+00:00'), (1002, 'cancelled', '12.00', '2026-10-03T09:00:00+00:00')"),
@@ -85,12 +90,7 @@ os._exit(0)
 
 /// Another writer breaks the sandbox's `orders`: order 1004, which day 2 changes, twice.
 pub(crate) fn duplicate_order_1004(sb: &Sandbox) {
-    let py = python();
-    let out = Command::new(&py)
-        .args(["-c", DUPLICATE, sb.lake_dir().to_str().unwrap()])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_python(DUPLICATE, &[sb.lake_dir().to_str().unwrap()]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,10 +144,5 @@ os._exit(0)
 
 /// The repair of [`duplicate_order_1004`]: each order kept once.
 pub(crate) fn dedupe_orders(sb: &Sandbox) {
-    let py = python();
-    let out = Command::new(&py)
-        .args(["-c", DEDUPE, sb.lake_dir().to_str().unwrap()])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
-    assert!(out.status.success(), "{}", stderr(&out));
+    run_python(DEDUPE, &[sb.lake_dir().to_str().unwrap()]);
 }

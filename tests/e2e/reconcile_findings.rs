@@ -1,10 +1,9 @@
 //! `reconcile` names refused files, doubled orders and rejects without a ledger
 //! row, with exit status 3, on a lake another writer damaged.
 
-use crate::other_engines::{duplicate_order_1004, python};
+use crate::other_engines::{duplicate_order_1004, run_python};
 use deltaload_tests::localstack::Stack;
 use deltaload_tests::{stderr, stdout, Sandbox, DAY1};
-use std::process::Command;
 
 const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
 
@@ -49,12 +48,7 @@ async fn reconcile_reports_refusals_doubled_orders_and_orphan_rejects() {
 
     duplicate_order_1004(&sb);
     let orphan = format!("s3://{}/day/gone.csv", stack.landing);
-    let py = python();
-    let done = Command::new(&py)
-        .args(["-c", ORPHAN, &lake, &orphan])
-        .output()
-        .expect("run python");
-    assert!(done.status.success(), "{}", stderr(&done));
+    run_python(ORPHAN, &[&lake, &orphan]);
     let second = reconcile();
     assert_eq!(second.status.code(), Some(3));
     let text = stdout(&second);
