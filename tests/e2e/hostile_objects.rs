@@ -3,7 +3,7 @@
 use crate::serve_once;
 use deltaload_lake::TableName;
 use deltaload_tests::localstack::Stack;
-use deltaload_tests::{stderr, stdout, DAY1, HEADER};
+use deltaload_tests::{stderr, stdout, DAY1, DAY2, HEADER};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
@@ -103,4 +103,61 @@ async fn an_object_over_the_size_limit_is_refused_unread_and_acknowledged() {
         "acknowledged, not retried"
     );
     assert_eq!(stack.depth(&stack.dlq_url).await, 0);
+}
+
+/// S3 keys are plain strings: `in/../out/x.csv` is its own object under `in/`, not
+/// `out/x.csv`. The handler reads it under its literal name (never a normalised
+/// one, which could reach outside the allowed prefix), and a quote in a key does
+/// not break the table predicates that name the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn dot_segments_and_quotes_in_keys_are_read_literally() {
+    let stack = Stack::new(1, 2).await;
+    let outside = "out/day.csv";
+    stack
+        .put(
+            outside,
+            format!("{HEADER}9999,C99,placed,1.00,EUR,,2026-10-01T08:00:00\n"),
+        )
+        .await;
+    let dotted = "in/../out/day.csv";
+    stack.put(dotted, DAY2).await;
+    let quoted = "in/./o'brien ../day.csv";
+    stack.put(quoted, DAY1).await;
+    stack.wait_for_messages(3).await;
+    let lake = stack.lake();
+    let only_in = format!("s3://{}/in/", stack.landing);
+    let out = serve_once(&stack, &lake, "1", &["--source", &only_in]);
+    assert!(
+        stdout(&out)
+            .starts_with("3 messages, 2 files loaded, 0 skipped, 1 refused, 0 missing, 0 failed"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let root = stack.lake_root();
+    let at = |key: &str| format!("s3://{}/{key}", stack.landing);
+    let ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "location, status")
+        .await
+        .unwrap();
+    let expected = vec![
+        vec![at(dotted), "loaded".to_string()],
+        vec![at(quoted), "loaded".to_string()],
+    ];
+    assert_eq!(ledger, expected);
+    let orders = deltaload_lake::table_rows(&root, TableName::Orders, "order_id, status")
+        .await
+        .unwrap();
+    let ids: Vec<&str> = orders.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ids, ["1001", "1002", "1004", "1005", "1006"], "{orders:?}");
+    let rejects =
+        deltaload_lake::table_rows(&root, TableName::RejectedOrders, "source_file, order_id")
+            .await
+            .unwrap();
+    assert_eq!(rejects, vec![vec![at(quoted), "1003".to_string()]]);
+    // The listing names the same objects: nothing is reported missing or changed.
+    let check = stack.cli(
+        env!("CARGO_BIN_EXE_deltaload-faulty"),
+        &["reconcile", &only_in, "--lake", &lake],
+    );
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
 }
