@@ -16,7 +16,6 @@ pub mod backfill;
 pub mod consumer;
 pub mod enqueue;
 pub mod error;
-pub mod event;
 pub mod handler;
 pub mod listing;
 pub mod metrics;
@@ -25,6 +24,7 @@ pub mod redrive;
 pub mod s3;
 pub mod settings;
 
+pub use deltaload_event as event;
 pub use error::AwsError;
 pub use handler::{BatchReport, Handler, Message};
 pub use settings::{Settings, Sources};
