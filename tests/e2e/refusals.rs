@@ -37,6 +37,16 @@ async fn bad_headers_are_refused_and_leave_the_tables_unchanged() {
         ),
         ("empty.csv", String::new(), "empty file"),
         (
+            "twice.csv",
+            format!("{},status\n{body}", HEADER.trim_end()),
+            "duplicated status",
+        ),
+        (
+            "renamed.csv",
+            format!("{}{body}", HEADER.replace("amount,", "amount_eur,")),
+            "unexpected amount_eur",
+        ),
+        (
             "upper.csv",
             format!("{}{body}", HEADER.to_uppercase()),
             "missing order_id",
