@@ -37,8 +37,8 @@ impl ParsedFile {
 
 /// Reads `bytes` as an RFC 4180 CSV change file.
 ///
-/// A UTF-8 BOM and CRLF line ends are accepted, blank lines are skipped and not
-/// counted. A header that is not the contract refuses the whole file.
+/// A UTF-8 BOM and CRLF or lone CR line ends are accepted; blank lines are
+/// skipped and not counted as records, but do count as lines. A header that is not the contract refuses the whole file.
 pub fn read_changes(bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
     let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let mut reader = csv::ReaderBuilder::new()
@@ -79,10 +79,7 @@ pub fn read_changes(bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
             continue;
         }
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
-        line += body[counted.min(first)..first.min(body.len())]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as u64;
+        line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
         match decode(&record).and_then(|fields| parse_fields(&fields)) {
             Ok(change) => parsed.changes.push(change),
@@ -108,6 +105,21 @@ fn decode(record: &csv::ByteRecord) -> Result<Vec<&str>, RejectReason> {
         .iter()
         .map(|f| std::str::from_utf8(f).map_err(|_| RejectReason::NotUtf8))
         .collect()
+}
+
+/// How many line ends `slice` holds: LF, CRLF and a lone CR each end one line, as
+/// they end a record for the CSV reader.
+fn line_ends(slice: &[u8]) -> u64 {
+    let mut bytes = slice.iter().peekable();
+    let mut ends = 0;
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\n' => ends += 1,
+            b'\r' if bytes.peek() != Some(&&b'\n') => ends += 1,
+            _ => {}
+        }
+    }
+    ends
 }
 
 /// How many bytes of blank lines open `slice`.
@@ -167,6 +179,22 @@ mod tests {
         assert_eq!(p.changes.len(), 1);
         assert_eq!(p.rejects[0].line, 6);
         assert_eq!(p.rejects[0].raw, "x,C,placed,1.00,EUR,,2026-10-01T00:00:00");
+    }
+
+    /// Found by the fuzzer: a lone CR ends a record for the CSV reader, but only
+    /// LFs were counted, so every reject of a CR-only file was on "line 1".
+    #[test]
+    fn lone_cr_line_ends_number_lines_like_lf() {
+        let text = format!(
+            "{}\r1,C,placed,1.00,EUR,,2026-10-01T00:00:00\r\rx,C,placed,1.00,EUR,,2026-10-01T00:00:00\r\ny,C\r",
+            HEADER.trim_end()
+        );
+        let p = read_changes(text.as_bytes()).unwrap();
+        assert_eq!(p.records(), 3);
+        let lines: Vec<u64> = p.rejects.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [4, 5]);
+        assert_eq!(p.rejects[0].raw, "x,C,placed,1.00,EUR,,2026-10-01T00:00:00");
+        assert_eq!(p.rejects[1].raw, "y,C");
     }
 
     #[test]
