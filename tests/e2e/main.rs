@@ -9,6 +9,7 @@ mod dead_letters;
 mod event_batches;
 mod events;
 mod hostile_objects;
+mod infra;
 mod load_cli;
 mod lost_state;
 mod other_engines;

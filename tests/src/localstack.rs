@@ -1,5 +1,6 @@
-//! A private set of LocalStack resources for one test: landing bucket (versioned)
-//! with its object-created notification, lake bucket, queue and dead-letter queue.
+//! A private set of LocalStack resources for one test, deployed from
+//! `infra/template.yaml` through CloudFormation: landing bucket (versioned) with
+//! its object-created notification, lake bucket, queue and dead-letter queue.
 //!
 //! The endpoint is `DELTALOAD_TEST_ENDPOINT` or `http://127.0.0.1:4566` (started
 //! by `./test` through `localstack/up`); the test process's environment is read,
@@ -28,6 +29,8 @@ pub struct Stack {
     pub lake_bucket: String,
     pub queue_url: String,
     pub dlq_url: String,
+    /// The stack's outputs (`LandingUri`, `LakeUri`, ...).
+    pub outputs: serde_json::Value,
 }
 
 fn unique(prefix: &str) -> String {
@@ -54,6 +57,37 @@ pub async fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
         .await
 }
 
+/// `localstack/deploy.py STACK PARAMS...`: the stack's outputs.
+fn deploy(endpoint: &str, stack: &str, params: &[String]) -> serde_json::Value {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = std::env::var("DELTALOAD_LOCALSTACK_PYTHON").map_or_else(
+        |_| repo.join("localstack/.venv/bin/python"),
+        std::path::PathBuf::from,
+    );
+    let out = Command::new(&python)
+        .arg(repo.join("localstack/deploy.py"))
+        .arg(stack)
+        .args(params)
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_REGION", REGION)
+        .env("AWS_DEFAULT_REGION", REGION)
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {}: {e}; localstack/up installs it (./test does)",
+                python.display()
+            )
+        });
+    assert!(
+        out.status.success(),
+        "deploying infra/template.yaml as {stack} on LocalStack at {endpoint} failed (start it with localstack/up; ./test does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stack outputs as JSON")
+}
+
 /// One attribute of a queue.
 async fn queue_attribute(
     sqs: &aws_sdk_sqs::Client,
@@ -71,80 +105,48 @@ async fn queue_attribute(
 }
 
 impl Stack {
-    /// Creates the resources; `max_receive` is the queue's redrive maxReceiveCount,
-    /// `visibility` its visibility timeout in seconds.
+    /// Deploys `infra/template.yaml` (without the function) as a stack of its own
+    /// through LocalStack's CloudFormation: what the suite tests is what ships.
+    /// `max_receive` is the queue's redrive maxReceiveCount, `visibility` its
+    /// visibility timeout in seconds.
     pub async fn new(max_receive: u32, visibility: u32) -> Self {
+        Self::with(max_receive, visibility, &[]).await
+    }
+
+    /// [`Stack::new`] with more template parameters (`Name=Value`).
+    pub async fn with(max_receive: u32, visibility: u32, more: &[&str]) -> Self {
         let endpoint = endpoint();
         let config = sdk_config(&endpoint).await;
         let s3 = deltaload_aws::s3::s3_client(&config, Some(&endpoint));
         let sqs = aws_sdk_sqs::Client::new(&config);
+        let stack = unique("t");
         let landing = unique("landing");
-        let lake_bucket = unique("lake");
-        for bucket in [&landing, &lake_bucket] {
-            s3.create_bucket().bucket(bucket).send().await.unwrap_or_else(|e| {
-                panic!(
-                    "cannot create bucket {bucket} on LocalStack at {endpoint}: {}; start it with localstack/up (./test does)",
-                    aws_sdk_s3::error::DisplayErrorContext(&e)
-                )
-            });
-        }
-        s3.put_bucket_versioning()
-            .bucket(&landing)
-            .versioning_configuration(
-                aws_sdk_s3::types::VersioningConfiguration::builder()
-                    .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
-                    .build(),
-            )
-            .send()
-            .await
-            .expect("versioning");
-        let dlq_url = sqs
-            .create_queue()
-            .queue_name(unique("dlq"))
-            .send()
-            .await
-            .expect("dead-letter queue")
-            .queue_url
-            .expect("dlq url");
-        let dlq_arn = queue_attribute(&sqs, &dlq_url, QueueAttributeName::QueueArn)
-            .await
-            .expect("queue arn");
-        let redrive =
-            format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"{max_receive}"}}"#);
-        let queue_url = sqs
-            .create_queue()
-            .queue_name(unique("events"))
-            .attributes(
-                aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy,
-                redrive,
-            )
-            .attributes(
-                aws_sdk_sqs::types::QueueAttributeName::VisibilityTimeout,
-                visibility.to_string(),
-            )
-            .send()
-            .await
-            .expect("queue")
-            .queue_url
-            .expect("queue url");
-        let queue_arn = queue_attribute(&sqs, &queue_url, QueueAttributeName::QueueArn)
-            .await
-            .expect("queue arn");
-        let notification = aws_sdk_s3::types::NotificationConfiguration::builder()
-            .queue_configurations(
-                aws_sdk_s3::types::QueueConfiguration::builder()
-                    .queue_arn(queue_arn)
-                    .events(aws_sdk_s3::types::Event::from("s3:ObjectCreated:*"))
-                    .build()
-                    .expect("queue configuration"),
-            )
-            .build();
-        s3.put_bucket_notification_configuration()
-            .bucket(&landing)
-            .notification_configuration(notification)
-            .send()
-            .await
-            .expect("bucket notification");
+        let params = [
+            format!("LandingBucketName={landing}"),
+            format!("MaxReceiveCount={max_receive}"),
+            format!("VisibilityTimeoutWithoutFunction={visibility}"),
+        ]
+        .into_iter()
+        .chain(more.iter().map(|p| p.to_string()))
+        .collect::<Vec<_>>();
+        let outputs = {
+            let endpoint = endpoint.clone();
+            tokio::task::spawn_blocking(move || deploy(&endpoint, &stack, &params))
+                .await
+                .expect("deploy task")
+        };
+        let output = |key: &str| -> String {
+            outputs[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("stack output {key} missing: {outputs}"))
+                .to_string()
+        };
+        let (lake_bucket, queue_url, dlq_url) = (
+            output("LakeBucket"),
+            output("QueueUrl"),
+            output("DeadLetterQueueUrl"),
+        );
+        assert_eq!(output("LandingBucket"), landing);
         // S3 announces a new notification with an s3:TestEvent; take it off the
         // queue so tests count only their own messages.
         let received = sqs
@@ -175,6 +177,7 @@ impl Stack {
             lake_bucket,
             queue_url,
             dlq_url,
+            outputs,
         }
     }
 

@@ -1,0 +1,119 @@
+//! `infra/template.yaml` as deployed to LocalStack: the landing bucket, the queues
+//! and the notification hold what the template promises, and a load runs on them.
+
+use crate::serve_once;
+use aws_sdk_sqs::types::QueueAttributeName;
+use deltaload_tests::localstack::Stack;
+use deltaload_tests::{stderr, stdout, DAY1};
+
+async fn attribute(stack: &Stack, url: &str, name: QueueAttributeName) -> String {
+    stack
+        .sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(name.clone())
+        .send()
+        .await
+        .expect("queue attributes")
+        .attributes
+        .and_then(|a| a.get(&name).cloned())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_deployed_template_guards_the_landing_bucket_and_announces_only_its_prefix() {
+    let stack = Stack::with(4, 30, &["LandingPrefix=in/", "LandingSuffix=.csv"]).await;
+    let s3 = &stack.s3;
+    let bucket = stack.landing.as_str();
+    let versioning = s3
+        .get_bucket_versioning()
+        .bucket(bucket)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(versioning.status().map(|s| s.as_str()), Some("Enabled"));
+    let block = s3
+        .get_public_access_block()
+        .bucket(bucket)
+        .send()
+        .await
+        .unwrap()
+        .public_access_block_configuration
+        .expect("public access block");
+    assert_eq!(
+        (
+            block.block_public_acls,
+            block.block_public_policy,
+            block.ignore_public_acls,
+            block.restrict_public_buckets
+        ),
+        (Some(true), Some(true), Some(true), Some(true))
+    );
+    let encryption = s3
+        .get_bucket_encryption()
+        .bucket(bucket)
+        .send()
+        .await
+        .unwrap();
+    let rules = encryption
+        .server_side_encryption_configuration
+        .map(|c| c.rules)
+        .unwrap_or_default();
+    assert!(
+        !rules.is_empty(),
+        "default encryption on the landing bucket"
+    );
+
+    let redrive = attribute(&stack, &stack.queue_url, QueueAttributeName::RedrivePolicy).await;
+    let redrive: serde_json::Value = serde_json::from_str(&redrive).expect("redrive policy");
+    assert_eq!(
+        redrive["maxReceiveCount"].to_string().trim_matches('"'),
+        "4"
+    );
+    let visibility = attribute(
+        &stack,
+        &stack.queue_url,
+        QueueAttributeName::VisibilityTimeout,
+    )
+    .await;
+    assert_eq!(visibility, "30");
+    let retention = attribute(
+        &stack,
+        &stack.dlq_url,
+        QueueAttributeName::MessageRetentionPeriod,
+    )
+    .await;
+    assert_eq!(retention, "1209600", "14 days in the dead-letter queue");
+    let policy = attribute(&stack, &stack.queue_url, QueueAttributeName::Policy).await;
+    let policy: serde_json::Value = serde_json::from_str(&policy).expect("queue policy");
+    let statements = policy["Statement"].as_array().expect("statements");
+    assert_eq!(statements.len(), 1, "{policy}");
+    assert_eq!(
+        statements[0]["Condition"]["ArnEquals"]["aws:SourceArn"],
+        format!("arn:aws:s3:::{bucket}"),
+        "only the landing bucket may send"
+    );
+
+    // Only keys under the prefix with the suffix are announced.
+    stack.put("in/day1.csv", DAY1).await;
+    stack.put("out/day1.csv", DAY1).await;
+    stack.put("in/day1.txt", DAY1).await;
+    stack.wait_for_messages(1).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(stack.pending(&stack.queue_url).await, 1);
+
+    let lake = stack.outputs["LakeUri"]
+        .as_str()
+        .expect("LakeUri")
+        .to_string();
+    let sources = stack.outputs["LandingUri"].as_str().expect("LandingUri");
+    assert_eq!(sources, format!("s3://{bucket}/in/"));
+    let out = serve_once(&stack, &lake, "1", &["--source", sources]);
+    assert!(
+        stdout(&out)
+            .starts_with("1 messages, 1 files loaded, 0 skipped, 0 refused, 0 missing, 0 failed"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
