@@ -13,7 +13,6 @@ use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::CommitProperties;
 use deltaload_core::newest::TIE_COLUMNS;
 use deltaload_core::{MergeCounts, OrderChange};
-use futures::TryStreamExt;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -193,22 +192,29 @@ impl Lake {
         let Some(latest) = self.orders.version() else {
             return Ok(found);
         };
-        let unrecorded = latest.saturating_sub(from.unwrap_or(0)) as usize;
-        if unrecorded == 0 || keys.is_empty() {
+        let first = from.unwrap_or(0).saturating_add(1);
+        if first > latest || keys.is_empty() {
             return Ok(found);
         }
         let url = self.orders.table_url().clone();
-        let infos: Vec<_> = self
-            .orders
-            .history(Some(unrecorded))
-            .try_collect()
-            .await
-            .map_err(LakeError::delta("orders", &url))?;
-        for (i, info) in infos.iter().enumerate() {
-            let Some(meta) = info.info.get(COMMIT_KEY) else {
+        let log_store = self.orders.log_store();
+        // Newest first, each commit read by its version: the log may already hold
+        // commits newer than this snapshot (other writers), which are not ours.
+        for version in (first..=latest).rev() {
+            let Some(bytes) = log_store
+                .read_commit_entry(version)
+                .await
+                .map_err(LakeError::delta("orders", &url))?
+            else {
                 continue;
             };
-            let metrics = info.info.get("operationMetrics");
+            let Some(info) = commit_info(&bytes) else {
+                continue;
+            };
+            let Some(meta) = info.get(COMMIT_KEY) else {
+                continue;
+            };
+            let metrics = info.get("operationMetrics");
             let metric = |k: &str| metrics.and_then(|m| m.get(k)).and_then(Value::as_u64);
             // A commit of one file written before batches named it at the top level.
             let files = match meta.get("files").and_then(Value::as_array) {
@@ -234,7 +240,6 @@ impl Lake {
                         .or_else(|| metric("num_target_rows_updated"))
                         .unwrap_or(0),
                 };
-                let version = latest - i as u64;
                 found.insert(key, MergeCommit { version, counts });
             }
         }
@@ -242,9 +247,64 @@ impl Lake {
     }
 }
 
+/// The `commitInfo` action of a commit file (newline-delimited JSON actions).
+fn commit_info(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
+    bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .find_map(|action| match action {
+            Value::Object(mut o) => match o.remove("commitInfo") {
+                Some(Value::Object(info)) => Some(info),
+                _ => None,
+            },
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{lake_url, Lake, SourceFile};
+
+    fn file(name: &str, id: u64) -> SourceFile {
+        SourceFile {
+            location: format!("/landing/{name}"),
+            bytes: format!(
+                "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"
+            )
+            .into_bytes(),
+            etag: None,
+            version_id: None,
+        }
+    }
+
+    /// Found by the maintenance concurrency test: the history lists every commit
+    /// in storage, also those newer than this handle's snapshot, and the version
+    /// was taken from the position in that list (an overflow, or the wrong version).
+    #[tokio::test]
+    async fn merge_commits_carry_their_own_version_when_others_committed_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let mut first = Lake::open(&root).await.unwrap();
+        let f1 = file("f1.csv", 1);
+        first.load(&f1, Default::default()).await.unwrap();
+        let mut other = Lake::open(&root).await.unwrap();
+        for (i, name) in ["f2.csv", "f3.csv"].iter().enumerate() {
+            other
+                .load(&file(name, 2 + i as u64), Default::default())
+                .await
+                .unwrap();
+        }
+        let key = (
+            f1.location.clone(),
+            deltaload_core::ContentId::of(&f1.bytes).to_string(),
+        );
+        let found = first
+            .find_merge_commits(Some(0), std::slice::from_ref(&key))
+            .await
+            .unwrap();
+        assert_eq!(found.get(&key).map(|c| c.version), Some(1));
+    }
 
     #[test]
     fn predicate_names_every_tie_column() {
