@@ -12,6 +12,7 @@ mod hostile_objects;
 mod infra;
 mod load_cli;
 mod lost_state;
+mod maintenance;
 mod other_engines;
 mod permutations;
 mod reconcile_findings;

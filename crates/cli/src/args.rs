@@ -60,6 +60,16 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Move dead-letter messages back to their queue after a fix; prints how many moved.
     Redrive(RedriveArgs),
+    /// Compact the tables' small files, write a checkpoint and vacuum.
+    ///
+    /// Small files are compacted into files of about --target-file-mb (with
+    /// --cluster, all of `orders` is rewritten sorted by order_id). Then a
+    /// checkpoint is written, log entries past the tables' log retention (30
+    /// days) removed, and data files no version of the last --retain-hours
+    /// refers to deleted. Safe beside running loads: a compaction that loses to a
+    /// load's commit is planned again. Run it on a schedule (daily, or every few
+    /// thousand loads); prints one line per table.
+    Maintain(MaintainArgs),
 }
 
 /// `--since`, `--until` and `--match`.
@@ -125,6 +135,31 @@ pub struct ReconcileArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MaintainArgs {
+    /// Lake root.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
+    /// Target size of compacted files, in MiB.
+    #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_TARGET_FILE_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub target_file_mb: u64,
+    /// Keep data files that versions of the last this many hours refer to.
+    #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_RETENTION_HOURS)]
+    pub retain_hours: u64,
+    /// Allow --retain-hours below the tables' 7-day deleted-file retention; only
+    /// when no load or reader can still be on an older version.
+    #[arg(long)]
+    pub allow_short_retention: bool,
+    /// Rewrite all of `orders` sorted by order_id, so each file covers a narrow
+    /// range of orders and a MERGE's file pruning skips more (a full rewrite:
+    /// weekly rather than daily).
+    #[arg(long)]
+    pub cluster: bool,
+    /// Print what vacuum would delete; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,7 @@
 mod args;
 mod backfill;
 mod load;
+mod maintain;
 mod reconcile;
 mod serve;
 
@@ -93,6 +94,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(args) => reconcile::status(args).await,
         Command::Replay(args) => serve::replay(args).await,
         Command::Redrive(args) => serve::redrive(args).await,
+        Command::Maintain(args) => maintain::run(args).await,
         Command::Show(args) => {
             let endpoint = deltaload_aws::settings::endpoint_from_env();
             let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;

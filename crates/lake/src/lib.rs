@@ -20,6 +20,7 @@ pub mod error;
 mod ledger;
 mod load;
 pub mod location;
+pub mod maintain;
 mod merge;
 mod outcome;
 mod retry;
@@ -32,6 +33,7 @@ pub use audit::{LakeStatus, LedgerFile, OrphanRejects};
 pub use error::LakeError;
 pub use ledger::{LedgerEntry, LedgerStatus};
 pub use location::{lake_url, local_source, LakeRoot};
+pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
 pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};

@@ -1,0 +1,62 @@
+//! `deltaload maintain`.
+
+use crate::args::MaintainArgs;
+use anyhow::{bail, Context};
+use deltaload_lake::{MaintainOptions, Maintained};
+use std::process::ExitCode;
+
+fn line(m: &Maintained, dry_run: bool) -> String {
+    if dry_run {
+        return format!(
+            "{}: {} files, vacuum would delete {}",
+            m.table, m.files_before, m.vacuumed
+        );
+    }
+    let retried = match m.conflicts_retried {
+        0 => String::new(),
+        n => format!(", {n} conflicts retried"),
+    };
+    format!(
+        "{}: {} files -> {} ({} compacted into {}), checkpoint at version {}, {} log files and {} data files removed{retried}",
+        m.table,
+        m.files_before,
+        m.files_after,
+        m.files_removed,
+        m.files_added,
+        m.checkpoint.map_or_else(|| "-".to_string(), |v| v.to_string()),
+        m.logs_removed,
+        m.vacuumed,
+    )
+}
+
+pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
+    if args.retain_hours < deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
+        && !args.allow_short_retention
+    {
+        bail!(
+            "--retain-hours {} is below the tables' deleted-file retention of {} hours: a load or reader still on an older version could lose its files; add --allow-short-retention only when none can be",
+            args.retain_hours,
+            deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
+        );
+    }
+    let endpoint = deltaload_aws::settings::endpoint_from_env();
+    let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;
+    let mut lake = deltaload_lake::Lake::open(&root)
+        .await
+        .with_context(|| format!("opening the lake at {}", args.lake))?;
+    let opts = MaintainOptions {
+        target_file_bytes: args.target_file_mb << 20,
+        retention_hours: args.retain_hours,
+        allow_short_retention: args.allow_short_retention,
+        cluster: args.cluster,
+        dry_run: args.dry_run,
+    };
+    let done = lake
+        .maintain(opts)
+        .await
+        .with_context(|| format!("maintaining the lake at {}", args.lake))?;
+    for m in &done {
+        println!("{}", line(m, args.dry_run));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,166 @@
+//! Table maintenance, off the load path: small files compacted (and, when
+//! asked, `orders` clustered by order_id, so that the ranges a MERGE's file
+//! pruning tests are narrow), a checkpoint written, expired log entries and
+//! unreferenced data files removed after a retention period.
+//!
+//! Safe beside running loads: compaction commits like any writer, and a commit
+//! that loses to a load (both touched the same files) is planned again from the
+//! new version, with the loads' backoff. Vacuum deletes only files no version
+//! newer than the retention period refers to.
+
+use crate::error::LakeError;
+use crate::retry::{backoff, is_conflict, ATTEMPTS};
+use crate::schema::TableName;
+use crate::table::refresh;
+use crate::Lake;
+use deltalake::checkpoints::{cleanup_metadata, create_checkpoint};
+use deltalake::operations::optimize::OptimizeType;
+use deltalake::operations::vacuum::VacuumMode;
+use deltalake::DeltaTable;
+use std::num::NonZeroU64;
+
+/// Default target size of a compacted file (64 MiB): large enough to keep the
+/// file count low, small enough that a MERGE rewrites little beyond its orders.
+pub const DEFAULT_TARGET_FILE_BYTES: u64 = 64 << 20;
+/// Default retention of unreferenced files: 7 days, Delta's own default.
+pub const DEFAULT_RETENTION_HOURS: u64 = 7 * 24;
+
+/// What `maintain` does.
+#[derive(Debug, Clone, Copy)]
+pub struct MaintainOptions {
+    pub target_file_bytes: u64,
+    pub retention_hours: u64,
+    /// Allow a retention below the tables' `deletedFileRetentionDuration` (7
+    /// days): only when no reader or writer can hold an older snapshot.
+    pub allow_short_retention: bool,
+    /// Rewrite all of `orders` sorted by order_id (Z-order on one column) instead
+    /// of compacting only its small files: every file then covers a narrow range
+    /// of orders. Costs a rewrite of the whole table; run it now and then.
+    pub cluster: bool,
+    /// Report what vacuum would delete; compact and checkpoint nothing.
+    pub dry_run: bool,
+}
+
+impl Default for MaintainOptions {
+    fn default() -> Self {
+        Self {
+            target_file_bytes: DEFAULT_TARGET_FILE_BYTES,
+            retention_hours: DEFAULT_RETENTION_HOURS,
+            allow_short_retention: false,
+            cluster: false,
+            dry_run: false,
+        }
+    }
+}
+
+/// What maintenance did to one table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Maintained {
+    pub table: &'static str,
+    /// Data files before, and after compaction.
+    pub files_before: usize,
+    pub files_after: usize,
+    pub files_removed: u64,
+    pub files_added: u64,
+    /// The version checkpointed (none on a dry run).
+    pub checkpoint: Option<u64>,
+    /// Log files past the log retention removed.
+    pub logs_removed: usize,
+    /// Data files vacuum deleted (or would delete, on a dry run).
+    pub vacuumed: usize,
+    /// Compactions planned again after losing to a concurrent commit.
+    pub conflicts_retried: u32,
+}
+
+impl Lake {
+    /// Maintains the four tables in turn.
+    pub async fn maintain(&mut self, opts: MaintainOptions) -> Result<Vec<Maintained>, LakeError> {
+        let mut out = Vec::with_capacity(TableName::ALL.len());
+        for name in TableName::ALL {
+            let table = match name {
+                TableName::Orders => &mut self.orders,
+                TableName::RejectedOrders => &mut self.rejected,
+                TableName::Ledger => &mut self.ledger,
+                TableName::Reconciliation => &mut self.reconciliation,
+            };
+            out.push(maintain_table(table, name, opts).await?);
+        }
+        Ok(out)
+    }
+}
+
+fn file_count(table: &DeltaTable) -> usize {
+    table.get_file_uris().map_or(0, |files| files.count())
+}
+
+async fn maintain_table(
+    table: &mut DeltaTable,
+    name: TableName,
+    opts: MaintainOptions,
+) -> Result<Maintained, LakeError> {
+    let url = table.table_url().clone();
+    let err = || LakeError::delta(name.as_str(), &url);
+    refresh(table, name).await?;
+    let mut done = Maintained {
+        table: name.as_str(),
+        files_before: file_count(table),
+        ..Maintained::default()
+    };
+    if !opts.dry_run {
+        let target =
+            NonZeroU64::new(opts.target_file_bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
+        let kind = || match name {
+            TableName::Orders if opts.cluster => OptimizeType::ZOrder(vec!["order_id".to_string()]),
+            _ => OptimizeType::Compact,
+        };
+        let mut attempt = 0;
+        loop {
+            let result = table
+                .clone()
+                .optimize()
+                .with_type(kind())
+                .with_target_size(target)
+                .await
+                .map_err(err());
+            match result {
+                Ok((optimized, metrics)) => {
+                    *table = optimized;
+                    done.files_removed = metrics.num_files_removed;
+                    done.files_added = metrics.num_files_added;
+                    break;
+                }
+                Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
+                    attempt += 1;
+                    done.conflicts_retried += 1;
+                    tracing::info!(
+                        table = name.as_str(),
+                        attempt,
+                        "compaction lost to a concurrent commit: planned again"
+                    );
+                    tokio::time::sleep(backoff(attempt)).await;
+                    refresh(table, name).await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        create_checkpoint(table, None).await.map_err(err())?;
+        done.checkpoint = table.version();
+        done.logs_removed = cleanup_metadata(table, None).await.map_err(err())?;
+    }
+    let retention = chrono::Duration::hours(
+        i64::try_from(opts.retention_hours).unwrap_or(i64::MAX / 3_600_000),
+    );
+    let (vacuumed, metrics) = table
+        .clone()
+        .vacuum()
+        .with_mode(VacuumMode::Full)
+        .with_retention_period(retention)
+        .with_enforce_retention_duration(!opts.allow_short_retention)
+        .with_dry_run(opts.dry_run)
+        .await
+        .map_err(err())?;
+    *table = vacuumed;
+    done.vacuumed = metrics.files_deleted.len();
+    done.files_after = file_count(table);
+    Ok(done)
+}

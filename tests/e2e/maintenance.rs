@@ -1,0 +1,197 @@
+//! `deltaload maintain`: fewer files, a checkpoint and a vacuum, and not one row
+//! changed; safe beside loads that commit at the same time.
+
+use crate::deltaload;
+use deltaload_lake::{LoadOutcome, MaintainOptions, SourceFile, TableName};
+use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
+
+/// A file changing orders `first..first + 20` at `hour`.
+fn file(name: &str, first: u64, hour: u64) -> String {
+    let mut text = HEADER.to_string();
+    for id in first..first + 20 {
+        text.push_str(&format!(
+            "{id},C{hour},placed,{hour}.00,EUR,,2026-10-01T{hour:02}:00:00\n"
+        ));
+    }
+    text.push_str(&format!(
+        "bad-{name},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"
+    ));
+    text
+}
+
+fn parquet_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "parquet"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+const ALL_ORDERS: &str =
+    "order_id, customer_id, status, amount, currency, ordered_at, updated_at, source_file, loaded_at";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_row() {
+    let sb = Sandbox::new();
+    for n in 0..6u64 {
+        let name = format!("f{n}.csv");
+        // Overlapping order ranges: later files update what earlier ones inserted.
+        sb.file(&name, file(&name, n * 10, n + 1));
+        let arg = format!("raw/{name}");
+        assert_eq!(deltaload(&sb, &["load", &arg], None).status.code(), Some(0));
+    }
+    let orders_dir = sb.lake_dir().join("orders");
+    let before_files = parquet_files(&orders_dir);
+    assert!(before_files >= 6, "{before_files} files");
+    let state = sb.state().await;
+    let rows = sb.rows(TableName::Orders, ALL_ORDERS).await;
+
+    let short = deltaload(&sb, &["maintain", "--retain-hours", "0"], None);
+    assert_eq!(short.status.code(), Some(1));
+    assert!(
+        stderr(&short).contains("--allow-short-retention"),
+        "{}",
+        stderr(&short)
+    );
+    assert_eq!(
+        parquet_files(&orders_dir),
+        before_files,
+        "refused before any change"
+    );
+
+    let out = deltaload(
+        &sb,
+        &[
+            "maintain",
+            "--cluster",
+            "--retain-hours",
+            "0",
+            "--allow-short-retention",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 4, "{text}");
+    for table in ["orders", "rejected_orders", "ledger", "reconciliation"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("{table}: ")) && l.contains(" files -> 1 (")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("rejected_orders: 6 files -> 1 (6 compacted into 1)"),
+        "{text}"
+    );
+    assert_eq!(
+        parquet_files(&orders_dir),
+        1,
+        "vacuum deleted the replaced files"
+    );
+    assert!(std::fs::read_dir(orders_dir.join("_delta_log"))
+        .expect("log")
+        .filter_map(Result::ok)
+        .any(|e| e
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".checkpoint.parquet")));
+    assert_eq!(sb.state().await, state);
+    assert_eq!(sb.rows(TableName::Orders, ALL_ORDERS).await, rows);
+
+    // Loads go on as before: a loaded file is skipped, a new one loads.
+    let again = deltaload(&sb, &["load", "raw/f0.csv"], None);
+    assert!(
+        stdout(&again).contains("already loaded"),
+        "{}",
+        stdout(&again)
+    );
+    sb.file("g.csv", file("g.csv", 100, 20));
+    let new = deltaload(&sb, &["load", "raw/g.csv"], None);
+    assert!(
+        stdout(&new).contains("1 rejected, 0 updated, 20 added"),
+        "{}",
+        stdout(&new)
+    );
+}
+
+fn source(writer: u64, n: u64) -> SourceFile {
+    let name = format!("w{writer}f{n}.csv");
+    SourceFile {
+        location: format!("/landing/{name}"),
+        bytes: file(&name, 1, writer * 5 + n).into_bytes(),
+        etag: None,
+        version_id: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn maintain_beside_concurrent_loads_loses_nothing() {
+    let sb = Sandbox::new();
+    drop(sb.lake().await);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let finished = &finished;
+    let mut writers = Vec::new();
+    for writer in 0..3 {
+        let mut lake = sb.lake().await;
+        writers.push(async move {
+            let mut loaded = 0;
+            for n in 0..4 {
+                let outcomes = lake
+                    .load_batch(&[source(writer, n)], Default::default())
+                    .await
+                    .unwrap_or_else(|e| panic!("writer {writer}, file {n}: {e}"));
+                loaded += outcomes
+                    .iter()
+                    .filter(|o| matches!(o, LoadOutcome::Loaded(_)))
+                    .count();
+            }
+            finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (loaded, lake.commit_retries())
+        });
+    }
+    let mut maintainer = sb.lake().await;
+    let maintenance = async move {
+        let (mut runs, mut conflicts) = (0, 0);
+        let opts = MaintainOptions {
+            cluster: true,
+            ..MaintainOptions::default()
+        };
+        // Three runs spread over the loads (a scheduled maintenance meets a few
+        // loads, not a load every time).
+        while runs < 3 && (finished.load(std::sync::atomic::Ordering::SeqCst) < 3 || runs == 0) {
+            let report = maintainer
+                .maintain(opts)
+                .await
+                .unwrap_or_else(|e| panic!("maintain run {runs}: {e}"));
+            conflicts += report.iter().map(|m| m.conflicts_retried).sum::<u32>();
+            runs += 1;
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        (runs, conflicts)
+    };
+    // Polled together: their commits interleave at every await.
+    let (loads, (runs, conflicts)) =
+        futures::future::join(futures::future::join_all(writers), maintenance).await;
+    let mut retries = 0;
+    for (loaded, r) in loads {
+        assert_eq!(loaded, 4);
+        retries += r;
+    }
+    eprintln!("{runs} maintain runs, {conflicts} compaction conflicts, {retries} load retries");
+    let ledger = sb.rows(TableName::Ledger, "status").await;
+    assert_eq!(ledger.len(), 12);
+    assert!(ledger.iter().all(|r| r[0] == "loaded"));
+    let orders = sb.rows(TableName::Orders, "order_id, updated_at").await;
+    assert_eq!(orders.len(), 20, "every order once");
+    // Writer 2's last file (hour 13) is the newest change of every order.
+    assert!(
+        orders.iter().all(|r| r[1] == "2026-10-01T13:00:00Z"),
+        "{orders:?}"
+    );
+    let recon = sb.rows(TableName::Reconciliation, "balanced").await;
+    assert_eq!(recon.len(), 12);
+    assert!(recon.iter().all(|r| r[0] == "true"));
+}
