@@ -8,10 +8,21 @@ each into its own fresh lake. Prints per-file wall time and peak memory, the
 medians, the ratio baseline/deltaload, and checks that both printed the same
 counts for every file.
 
-  bench/bench.py [--scenario b|seed] [--bin PATH] [--python PATH] [--work DIR]
+  bench/bench.py [--scenario b|seed|large|batch] [--bin PATH] [--python PATH] [--work DIR]
 
-Figures are whole-process wall-clock seconds and peak resident memory (maxrss)
-of each child process, read with os.wait4.
+Scenarios (gen_changes.py arguments in SCENARIOS):
+  seed   the two seed files
+  b      20 files x 50,000 rows into a growing table (500,000-order book)
+  large  1,000,000 changes into a 2,000,000-order table: the initial orders are
+         loaded first by both (reported, not compared), then the change file
+  batch  10 files x 1,000 rows: 10 single-file processes against one process
+         loading all 10 (deltaload `--batch-size 10`, the baseline all 10 files
+         in one process)
+
+For deltaload, each load's MERGE reports the `orders` files it scanned, skipped
+and rewrote (debug log); the table prints them per file. Figures are
+whole-process wall-clock seconds and peak resident memory (maxrss) of each
+child process, read with os.wait4.
 """
 import argparse
 import os
@@ -31,7 +42,11 @@ SCENARIOS = {
     # name: gen_changes.py arguments
     "b": ["--files", "20", "--rows", "50000", "--orders", "500000", "--seed", "42"],
     "seed": ["--seed-dataset"],
+    "large": ["--files", "1", "--rows", "1000000", "--orders", "2000000", "--initial", "--seed", "7"],
+    "batch": ["--files", "10", "--rows", "1000", "--orders", "20000", "--seed", "3"],
 }
+
+MERGE = re.compile(r"files_scanned=(\d+) files_skipped=(\d+) files_added=(\d+) files_removed=(\d+)")
 
 
 def timed(cmd):
@@ -79,17 +94,28 @@ def main(argv):
     if not data.exists():
         subprocess.run([sys.executable, str(gen), *SCENARIOS[args.scenario], "--out", str(data)], check=True,
                        stdout=subprocess.DEVNULL)
-    files = sorted(p for p in data.iterdir() if p.suffix == ".csv")
+    files = sorted(p for p in data.iterdir() if p.suffix == ".csv" and p.name != "initial-orders.csv")
     lakes = {"deltaload": work / "lake-deltaload", "baseline": work / "lake-baseline"}
     for lake in lakes.values():
         shutil.rmtree(lake, ignore_errors=True)
     commands = {
-        "deltaload": lambda f: [args.bin, "load", "--lake", str(lakes["deltaload"]), str(f)],
-        "baseline": lambda f: [args.python, str(baseline), "--warehouse", str(lakes["baseline"]), str(f)],
+        "deltaload": lambda *f: [args.bin, "--log", "deltaload_lake=debug", "load", "--batch-size", "10",
+                                 "--lake", str(lakes["deltaload"]), *map(str, f)],
+        "baseline": lambda *f: [args.python, str(baseline), "--warehouse", str(lakes["baseline"]), *map(str, f)],
     }
+    if args.scenario == "batch":
+        return batch(files, commands, lakes)
+    initial = data / "initial-orders.csv"
+    if initial.exists():
+        print(f"setup: {initial.name} into both lakes (not compared)")
+        for name in commands:
+            wall, rss, _, err, code = timed(commands[name](initial))
+            if code not in (0, 2):
+                raise SystemExit(f"{name} failed on {initial} (exit {code}): {err.strip()}")
+            print(f"  {name}: {wall:.2f} s, {rss:.0f} MiB")
     results = {name: [] for name in commands}
     print(f"scenario {args.scenario}: {len(files)} files from {data}")
-    print(f"{'file':<22} {'deltaload s':>11} {'MiB':>6} {'baseline s':>10} {'MiB':>6} {'ratio':>6}")
+    print(f"{'file':<22} {'deltaload s':>11} {'MiB':>6} {'baseline s':>10} {'MiB':>6} {'ratio':>6}  orders files scanned/skipped/rewritten/added")
     mismatches = 0
     for i, f in enumerate(files):
         order = ["deltaload", "baseline"] if i % 2 == 0 else ["baseline", "deltaload"]
@@ -99,13 +125,15 @@ def main(argv):
             if code not in (0, 2):
                 raise SystemExit(f"{name} failed on {f} (exit {code}): {err.strip()}")
             m = COUNTS.search(out)
-            row[name] = (wall, rss, m.groups() if m else None)
+            merge = MERGE.search(err) if name == "deltaload" else None
+            row[name] = (wall, rss, m.groups() if m else None, merge.groups() if merge else None)
             results[name].append((wall, rss))
         if row["deltaload"][2] != row["baseline"][2]:
             mismatches += 1
             print(f"  counts differ on {f.name}: deltaload {row['deltaload'][2]}, baseline {row['baseline'][2]}")
         d, b = row["deltaload"], row["baseline"]
-        print(f"{f.name:<22} {d[0]:>11.3f} {d[1]:>6.0f} {b[0]:>10.3f} {b[1]:>6.0f} {b[0] / d[0]:>6.2f}")
+        files_line = "/".join((d[3][0], d[3][1], d[3][3], d[3][2])) if d[3] else "-"
+        print(f"{f.name:<22} {d[0]:>11.3f} {d[1]:>6.0f} {b[0]:>10.3f} {b[1]:>6.0f} {b[0] / d[0]:>6.2f}  {files_line}")
     med = {n: statistics.median(w for w, _ in r) for n, r in results.items()}
     peak = {n: max(m for _, m in r) for n, r in results.items()}
     total = {n: sum(w for w, _ in r) for n, r in results.items()}
@@ -118,6 +146,30 @@ def main(argv):
         print(f"{n}: first file {r[0][0]:.3f} s, last file {r[-1][0]:.3f} s, last/first {r[-1][0] / r[0][0]:.2f}")
     print(f"files with different counts: {mismatches}")
     return 1 if mismatches else 0
+
+
+def batch(files, commands, lakes):
+    """10 single-file processes against one process for all files, per tool."""
+    print(f"batch: {len(files)} files; each way on a fresh lake")
+    figures = {}
+    for name in commands:
+        for way in ("single", "together"):
+            shutil.rmtree(lakes[name], ignore_errors=True)
+            runs = [commands[name](f) for f in files] if way == "single" else [commands[name](*files)]
+            walls, peak = [], 0
+            for cmd in runs:
+                wall, rss, _, err, code = timed(cmd)
+                if code not in (0, 2):
+                    raise SystemExit(f"{name} failed (exit {code}): {err.strip()}")
+                walls.append(wall)
+                peak = max(peak, rss)
+            figures[(name, way)] = (sum(walls), peak)
+            print(f"  {name:<9} {way:<8} {sum(walls):7.3f} s in {len(runs)} process(es), peak {peak:.0f} MiB")
+    for name in commands:
+        single, together = figures[(name, "single")][0], figures[(name, "together")][0]
+        print(f"{name}: one process for {len(files)} files costs {together / single:.2f} of {len(files)} single-file processes")
+    print(f"deltaload together vs baseline together: {figures[('baseline', 'together')][0] / figures[('deltaload', 'together')][0]:.2f}x")
+    return 0
 
 
 if __name__ == "__main__":
