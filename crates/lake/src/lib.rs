@@ -58,13 +58,21 @@ pub struct Lake {
 impl Lake {
     /// Opens the lake at `root`, creating any missing table.
     pub async fn open(root: &LakeRoot) -> Result<Self, LakeError> {
+        // The four tables are opened at once: on S3 each is a few round trips,
+        // and a Lambda's cold start waits for all of them.
+        let (orders, rejected, ledger, reconciliation) = futures::try_join!(
+            table::open_or_create(root, TableName::Orders),
+            table::open_or_create(root, TableName::RejectedOrders),
+            table::open_or_create(root, TableName::Ledger),
+            table::open_or_create(root, TableName::Reconciliation),
+        )?;
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),
-            orders: table::open_or_create(root, TableName::Orders).await?,
-            rejected: table::open_or_create(root, TableName::RejectedOrders).await?,
-            ledger: table::open_or_create(root, TableName::Ledger).await?,
-            reconciliation: table::open_or_create(root, TableName::Reconciliation).await?,
+            orders,
+            rejected,
+            ledger,
+            reconciliation,
             commit_retries: 0,
         })
     }
