@@ -3,20 +3,12 @@
 
 use crate::serve_once;
 use aws_sdk_sqs::types::QueueAttributeName;
-use deltaload_tests::localstack::Stack;
+use deltaload_tests::localstack::{queue_attribute, Stack};
 use deltaload_tests::{stderr, stdout, DAY1};
 
 async fn attribute(stack: &Stack, url: &str, name: QueueAttributeName) -> String {
-    stack
-        .sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(name.clone())
-        .send()
+    queue_attribute(&stack.sqs, url, name)
         .await
-        .expect("queue attributes")
-        .attributes
-        .and_then(|a| a.get(&name).cloned())
         .unwrap_or_default()
 }
 

@@ -89,7 +89,7 @@ fn deploy(endpoint: &str, stack: &str, params: &[String]) -> serde_json::Value {
 }
 
 /// One attribute of a queue.
-async fn queue_attribute(
+pub async fn queue_attribute(
     sqs: &aws_sdk_sqs::Client,
     url: &str,
     name: QueueAttributeName,
