@@ -1,7 +1,7 @@
 //! Writers racing on the same tables: commit conflicts are retried, not failed.
 
 use deltaload_lake::{LoadOutcome, SourceFile, TableName};
-use deltaload_tests::{Sandbox, HEADER};
+use deltaload_tests::{load_one_by_one, Sandbox, HEADER};
 
 /// A file changing orders 1..=20 at `hour`, so every writer's MERGE touches the
 /// same rows and their commits conflict.
@@ -29,17 +29,8 @@ async fn four_writers_on_the_same_orders_all_load_and_their_conflicts_are_retrie
     for writer in 0..4 {
         let mut lake = sb.lake().await;
         writers.push(async move {
-            let mut loaded = 0;
-            for n in 0..5 {
-                let outcomes = lake
-                    .load_batch(&[file(writer, n)], Default::default())
-                    .await
-                    .unwrap_or_else(|e| panic!("writer {writer}, file {n}: {e}"));
-                loaded += outcomes
-                    .iter()
-                    .filter(|o| matches!(o, LoadOutcome::Loaded(_)))
-                    .count();
-            }
+            let files = (0..5).map(|n| file(writer, n));
+            let loaded = load_one_by_one(&mut lake, writer as u64, files).await;
             (loaded, lake.commit_retries())
         });
     }

@@ -2,8 +2,8 @@
 //! changed; safe beside loads that commit at the same time.
 
 use crate::deltaload;
-use deltaload_lake::{LoadOutcome, MaintainOptions, SourceFile, TableName};
-use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
+use deltaload_lake::{MaintainOptions, SourceFile, TableName};
+use deltaload_tests::{load_one_by_one, stderr, stdout, Sandbox, HEADER};
 
 /// A file changing orders `first..first + 20` at `hour`.
 fn file(name: &str, first: u64, hour: u64) -> String {
@@ -137,17 +137,8 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
     for writer in 0..3 {
         let mut lake = sb.lake().await;
         writers.push(async move {
-            let mut loaded = 0;
-            for n in 0..4 {
-                let outcomes = lake
-                    .load_batch(&[source(writer, n)], Default::default())
-                    .await
-                    .unwrap_or_else(|e| panic!("writer {writer}, file {n}: {e}"));
-                loaded += outcomes
-                    .iter()
-                    .filter(|o| matches!(o, LoadOutcome::Loaded(_)))
-                    .count();
-            }
+            let loaded =
+                load_one_by_one(&mut lake, writer, (0..4).map(|n| source(writer, n))).await;
             finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             (loaded, lake.commit_retries())
         });

@@ -195,3 +195,24 @@ pub async fn lake_state(root: &LakeRoot, replace: &str, with: &str) -> Vec<Vec<V
         })
         .collect()
 }
+
+/// Loads `files` one at a time, each in its own batch, and counts those loaded
+/// (the writer of the concurrency tests; panics naming the file that failed).
+pub async fn load_one_by_one(
+    lake: &mut Lake,
+    writer: u64,
+    files: impl IntoIterator<Item = SourceFile>,
+) -> usize {
+    let mut loaded = 0;
+    for (n, file) in files.into_iter().enumerate() {
+        let outcomes = lake
+            .load_batch(std::slice::from_ref(&file), Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("writer {writer}, file {n}: {e}"));
+        loaded += outcomes
+            .iter()
+            .filter(|o| matches!(o, LoadOutcome::Loaded(_)))
+            .count();
+    }
+    loaded
+}
