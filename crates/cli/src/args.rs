@@ -142,9 +142,14 @@ pub struct MaintainArgs {
     /// Lake root.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
-    /// Target size of compacted files, in MiB.
+    /// Target size of compacted files of rejected_orders, ledger and reconciliation, in MiB.
     #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_TARGET_FILE_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub target_file_mb: u64,
+    /// Target size of compacted or clustered `orders` files, in MiB: a MERGE
+    /// rewrites every file holding an order it changes, so smaller files make
+    /// a change cheaper and a read of the table slower.
+    #[arg(long, default_value_t = deltaload_lake::ORDERS_FILE_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub orders_file_mb: u64,
     /// Keep data files that versions of the last this many hours refer to.
     #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_RETENTION_HOURS)]
     pub retain_hours: u64,

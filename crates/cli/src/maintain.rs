@@ -46,6 +46,7 @@ pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("opening the lake at {}", args.lake))?;
     let opts = MaintainOptions {
         target_file_bytes: args.target_file_mb << 20,
+        orders_file_bytes: args.orders_file_mb << 20,
         retention_hours: args.retain_hours,
         allow_short_retention: args.allow_short_retention,
         cluster: args.cluster,

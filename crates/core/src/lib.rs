@@ -9,6 +9,7 @@
 //! - [`identity`]: the content identity (size and SHA-256) the ledger keys files by.
 //! - [`reconcile`]: the per-file figures and the balance check.
 //! - [`attribution`]: several files merged at once, with each file's own figures.
+//! - [`ranges`]: a few id ranges covering a batch, for skipping `orders` files.
 //!
 //! Nothing here touches a disk or a network; the `deltaload-lake` crate owns storage.
 
@@ -18,6 +19,7 @@ pub mod contract;
 pub mod error;
 pub mod identity;
 pub mod newest;
+pub mod ranges;
 pub mod reader;
 pub mod reconcile;
 pub mod record;

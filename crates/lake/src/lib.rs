@@ -37,7 +37,7 @@ pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
 pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
-pub use schema::TableName;
+pub use schema::{TableName, ORDERS_FILE_BYTES};
 pub use show::{render_table, table_rows, table_version};
 
 use deltalake::datafusion::prelude::SessionContext;
@@ -53,6 +53,18 @@ pub struct Lake {
     reconciliation: DeltaTable,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
+    /// What the MERGEs into `orders` read and wrote, since the lake was opened.
+    orders_files: OrdersFiles,
+}
+
+/// The `orders` data files MERGEs scanned, skipped by their statistics,
+/// rewrote (removed) and added, summed over the MERGEs since the lake was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrdersFiles {
+    pub scanned: u64,
+    pub skipped: u64,
+    pub rewritten: u64,
+    pub added: u64,
 }
 
 impl Lake {
@@ -74,6 +86,7 @@ impl Lake {
             ledger,
             reconciliation,
             commit_retries: 0,
+            orders_files: OrdersFiles::default(),
         })
     }
 
@@ -86,6 +99,12 @@ impl Lake {
     /// the lake was opened.
     pub fn commit_retries(&self) -> u64 {
         self.commit_retries
+    }
+
+    /// The `orders` files the MERGEs scanned, skipped, rewrote and added since
+    /// the lake was opened.
+    pub fn orders_files(&self) -> OrdersFiles {
+        self.orders_files
     }
 
     /// The current version of the `orders` table.

@@ -230,9 +230,11 @@ impl Lake {
                 continue;
             }
             match read_changes(&candidate.file.bytes) {
-                Ok(file) => {
+                Ok(mut file) => {
                     let loaded = file.changes.len() as u64;
-                    let newest = newest_per_order(file.changes.iter().cloned());
+                    // Moved, not copied: the parsed records are freed here and
+                    // only the newest change per order stays for the MERGE.
+                    let newest = newest_per_order(std::mem::take(&mut file.changes));
                     parsed.push(Parsed {
                         slot,
                         candidate,
@@ -294,12 +296,11 @@ impl Lake {
 
         let (counts, recovered) = self.merge_round(&parsed, resume_from, loaded_at).await?;
         step!(opts, started, AfterOrders, "after-orders");
-        let ids = parsed
+        let ids: Vec<i64> = parsed
             .iter()
-            .flat_map(|p| p.newest.iter().map(|c| c.order_id));
-        if let (Some(min), Some(max)) = (ids.clone().min(), ids.max()) {
-            self.check_unique_orders(min, max).await?;
-        }
+            .flat_map(|p| p.newest.iter().map(|c| c.order_id))
+            .collect();
+        self.check_unique_orders(&ids).await?;
         let orders_version = self.orders.version();
         let mut rows = Vec::with_capacity(parsed.len());
         for (p, counts) in parsed.iter().zip(&counts) {

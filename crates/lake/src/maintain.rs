@@ -19,8 +19,8 @@ use deltalake::operations::vacuum::VacuumMode;
 use deltalake::DeltaTable;
 use std::num::NonZeroU64;
 
-/// Default target size of a compacted file (64 MiB): large enough to keep the
-/// file count low, small enough that a MERGE rewrites little beyond its orders.
+/// Default target size of a compacted file of the tables other than `orders`
+/// (64 MiB): large enough to keep the file count low.
 pub const DEFAULT_TARGET_FILE_BYTES: u64 = 64 << 20;
 /// Default retention of unreferenced files: 7 days, Delta's own default.
 pub const DEFAULT_RETENTION_HOURS: u64 = 7 * 24;
@@ -28,7 +28,11 @@ pub const DEFAULT_RETENTION_HOURS: u64 = 7 * 24;
 /// What `maintain` does.
 #[derive(Debug, Clone, Copy)]
 pub struct MaintainOptions {
+    /// Target size of compacted files of `rejected_orders`, `ledger` and `reconciliation`.
     pub target_file_bytes: u64,
+    /// Target size of compacted (or clustered) `orders` files: smaller, since a
+    /// MERGE rewrites each file holding an order it changes.
+    pub orders_file_bytes: u64,
     pub retention_hours: u64,
     /// Allow a retention below the tables' `deletedFileRetentionDuration` (7
     /// days): only when no reader or writer can hold an older snapshot.
@@ -45,6 +49,7 @@ impl Default for MaintainOptions {
     fn default() -> Self {
         Self {
             target_file_bytes: DEFAULT_TARGET_FILE_BYTES,
+            orders_file_bytes: crate::schema::ORDERS_FILE_BYTES,
             retention_hours: DEFAULT_RETENTION_HOURS,
             allow_short_retention: false,
             cluster: false,
@@ -107,8 +112,11 @@ async fn maintain_table(
         ..Maintained::default()
     };
     if !opts.dry_run {
-        let target =
-            NonZeroU64::new(opts.target_file_bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
+        let bytes = match name {
+            TableName::Orders => opts.orders_file_bytes,
+            _ => opts.target_file_bytes,
+        };
+        let target = NonZeroU64::new(bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
         let kind = || match name {
             TableName::Orders if opts.cluster => OptimizeType::ZOrder(vec!["order_id".to_string()]),
             _ => OptimizeType::Compact,

@@ -20,6 +20,62 @@ use std::sync::Arc;
 /// The key under which a MERGE commit names the file versions it loaded.
 const COMMIT_KEY: &str = "deltaload";
 
+/// How many order_id ranges the MERGE predicate names at most: enough to
+/// keep a block of recent orders and a few stragglers apart, few enough for
+/// the predicate to stay short.
+pub(crate) const MERGE_RANGES: usize = 32;
+
+/// The MERGE's join predicate: the order ids match, and the target row lies
+/// in one of the ranges that cover the batch's ids. The ranges change no
+/// match (every source id is inside one) but reach the scan as a filter on
+/// the target alone, so files whose order_id statistics miss every range are
+/// neither read nor rewritten, and a concurrent commit adding one of these
+/// ids still conflicts with this one.
+pub(crate) fn join_predicate(ids: &[i64]) -> String {
+    let ranges = batch_ranges(ids);
+    if ranges.is_empty() {
+        return "t.order_id = s.order_id".to_string();
+    }
+    format!(
+        "t.order_id = s.order_id AND ({})",
+        within_ranges("t.order_id", &ranges)
+    )
+}
+
+/// The ranges covering the batch's ids, or the one range from the smallest to
+/// the largest when the gaps between them leave out less than half of it: the
+/// file statistics then skip about as much, and the scan tests each row
+/// against one range instead of 32 (measured on 1,000,000 changes spread over
+/// 2,000,000 orders).
+fn batch_ranges(ids: &[i64]) -> Vec<(i64, i64)> {
+    let ranges = deltaload_core::ranges::cover(ids, MERGE_RANGES);
+    let (Some(&(low, _)), Some(&(_, high))) = (ranges.first(), ranges.last()) else {
+        return ranges;
+    };
+    let width = |(l, h): (i64, i64)| i128::from(h) - i128::from(l) + 1;
+    let covered: i128 = ranges.iter().copied().map(width).sum();
+    if covered * 2 > width((low, high)) {
+        vec![(low, high)]
+    } else {
+        ranges
+    }
+}
+
+/// `column` lies in one of `ranges`, in SQL.
+fn within_ranges(column: &str, ranges: &[(i64, i64)]) -> String {
+    let within: Vec<String> = ranges
+        .iter()
+        .map(|(low, high)| {
+            if low == high {
+                format!("{column} = {low}")
+            } else {
+                format!("{column} BETWEEN {low} AND {high}")
+            }
+        })
+        .collect();
+    within.join(" OR ")
+}
+
 /// `s` wins over `t`: strictly newer, or as new and greater by content.
 /// Mirrors [`deltaload_core::newest::compare_changes`] in SQL (nulls lowest).
 pub(crate) fn newer_predicate() -> String {
@@ -75,6 +131,8 @@ impl Lake {
         let url = self.orders.table_url().clone();
         let err = LakeError::delta("orders", &url);
         let batch = batches::orders(rows, loaded_at)?;
+        let ids: Vec<i64> = rows.iter().map(|(c, _)| c.order_id).collect();
+        let predicate = join_predicate(&ids);
         let source = self
             .ctx
             .read_batch(batch)
@@ -89,7 +147,7 @@ impl Lake {
         let (table, metrics) = self
             .orders
             .clone()
-            .merge(source, "t.order_id = s.order_id")
+            .merge(source, predicate)
             .with_source_alias("s")
             .with_target_alias("t")
             .with_commit_properties(props)
@@ -116,11 +174,22 @@ impl Lake {
             updated: metrics.num_target_rows_updated as u64,
         };
         let after = self.orders.version();
+        let files = crate::OrdersFiles {
+            scanned: metrics.num_target_files_scanned as u64,
+            skipped: metrics.num_target_files_skipped_during_scan as u64,
+            rewritten: metrics.num_target_files_removed as u64,
+            added: metrics.num_target_files_added as u64,
+        };
+        let total = &mut self.orders_files;
+        total.scanned += files.scanned;
+        total.skipped += files.skipped;
+        total.rewritten += files.rewritten;
+        total.added += files.added;
         tracing::debug!(
-            files_scanned = metrics.num_target_files_scanned,
-            files_skipped = metrics.num_target_files_skipped_during_scan,
-            files_added = metrics.num_target_files_added,
-            files_removed = metrics.num_target_files_removed,
+            files_scanned = files.scanned,
+            files_skipped = files.skipped,
+            files_added = files.added,
+            files_removed = files.rewritten,
             "merge into orders"
         );
         Ok((counts, (after != before).then_some(after).flatten()))
@@ -154,14 +223,17 @@ impl Lake {
         Ok(current)
     }
 
-    /// Fails when an order of `[min, max]` appears twice in `orders`.
-    pub(crate) async fn check_unique_orders(
-        &mut self,
-        min: i64,
-        max: i64,
-    ) -> Result<(), LakeError> {
+    /// Fails when an order of this load (`ids`) appears twice in `orders`.
+    pub(crate) async fn check_unique_orders(&mut self, ids: &[i64]) -> Result<(), LakeError> {
+        let ranges = batch_ranges(ids);
+        let (Some(first), Some(last)) = (ranges.first(), ranges.last()) else {
+            return Ok(());
+        };
+        let (min, max) = (first.0, last.1);
+        // The same ranges as the MERGE's: the files it skipped are not read here either.
         let sql = format!(
-            "SELECT count(*) - count(DISTINCT order_id) FROM orders WHERE order_id BETWEEN {min} AND {max}"
+            "SELECT count(*) - count(DISTINCT order_id) FROM orders WHERE {}",
+            within_ranges("order_id", &ranges)
         );
         let batches = query(&self.ctx, &self.orders, TableName::Orders, &sql).await?;
         let doubled = match batches.iter().find(|b| b.num_rows() > 0) {
@@ -172,7 +244,7 @@ impl Lake {
             return Err(LakeError::Invariant {
                 table: "orders",
                 detail: format!(
-                    "{doubled} order_id value(s) between {min} and {max} appear more than once; \
+                    "{doubled} order_id value(s) of this load (between {min} and {max}) appear more than once; \
                      stop loading and inspect the table history (deltaload show orders)"
                 ),
             });
@@ -304,6 +376,121 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(found.get(&key).map(|c| c.version), Some(1));
+    }
+
+    fn changes(name: &str, ids: &[i64], status: &str, day: u32) -> SourceFile {
+        let mut text =
+            String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
+        for id in ids {
+            text.push_str(&format!(
+                "{id},C,{status},1.00,EUR,,2026-10-{day:02}T00:00:00\n"
+            ));
+        }
+        SourceFile {
+            location: format!("/landing/{name}"),
+            bytes: text.into_bytes(),
+            etag: None,
+            version_id: None,
+        }
+    }
+
+    fn active_files(lake: &Lake) -> Vec<String> {
+        let mut files: Vec<String> = lake.orders.get_file_uris().unwrap().collect();
+        files.sort();
+        files
+    }
+
+    /// Three files of far-apart ids; changes to orders of the first and the
+    /// last: the middle file lies between the batch's smallest and
+    /// largest ids but in none of its ranges, so the MERGE leaves it alone.
+    #[tokio::test]
+    async fn a_merge_reads_and_rewrites_only_the_files_holding_its_orders() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let mut lake = Lake::open(&root).await.unwrap();
+        let blocks: [Vec<i64>; 3] = [
+            (1..=100).collect(),
+            (500_000..=500_100).collect(),
+            (1_000_000..=1_000_100).collect(),
+        ];
+        for (i, ids) in blocks.iter().enumerate() {
+            let name = format!("block{i}.csv");
+            lake.load(&changes(&name, ids, "placed", 1), Default::default())
+                .await
+                .unwrap();
+        }
+        let before = active_files(&lake);
+        assert_eq!(before.len(), 3, "one file per block: {before:?}");
+        let earlier = lake.orders_files();
+        // More ids than DataFusion pushes into the scan as a list of values
+        // (150), so only the ranges can skip the middle file.
+        let late: Vec<i64> = (1..=100)
+            .chain(1_000_000..=1_000_100)
+            .chain([2_000_000])
+            .collect();
+        let out = lake
+            .load(&changes("late.csv", &late, "paid", 2), Default::default())
+            .await
+            .unwrap();
+        let crate::LoadOutcome::Loaded(loaded) = out else {
+            panic!("not loaded: {out:?}")
+        };
+        let f = loaded.figures;
+        assert_eq!((f.inserted, f.updated), (1, 201), "{f:?}");
+        let files = lake.orders_files();
+        let after = active_files(&lake);
+        let kept: Vec<&String> = after.iter().filter(|f| before.contains(f)).collect();
+        assert_eq!(
+            kept.len(),
+            1,
+            "only the middle block's file is kept: {after:?}"
+        );
+        // The last MERGE read the two files holding its orders and skipped the
+        // middle one, which lies between its smallest and largest id.
+        let last = crate::OrdersFiles {
+            scanned: files.scanned - earlier.scanned,
+            skipped: files.skipped - earlier.skipped,
+            rewritten: files.rewritten - earlier.rewritten,
+            added: files.added - earlier.added,
+        };
+        let expected = crate::OrdersFiles {
+            scanned: 2,
+            skipped: 1,
+            rewritten: 2,
+            added: 1,
+        };
+        assert_eq!(last, expected);
+        let rows = lake
+            .current_orders(&[5, 500_050, 1_000_050, 2_000_000])
+            .await
+            .unwrap();
+        let status = |id: i64| rows.get(&id).and_then(|c| c.status.clone());
+        assert_eq!(status(5).as_deref(), Some("paid"));
+        assert_eq!(status(500_050).as_deref(), Some("placed"));
+        assert_eq!(status(1_000_050).as_deref(), Some("paid"));
+        assert_eq!(status(2_000_000).as_deref(), Some("paid"));
+    }
+
+    #[test]
+    fn the_join_predicate_bounds_the_target_by_the_batch_ranges() {
+        assert_eq!(join_predicate(&[]), "t.order_id = s.order_id");
+        assert_eq!(
+            join_predicate(&[90, 3, 4, 5]),
+            "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 5 OR t.order_id = 90)"
+        );
+        // Gaps that leave out less than half of the span: one range.
+        assert_eq!(
+            join_predicate(&[9, 3, 4, 5, 7]),
+            "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 9)"
+        );
+        assert_eq!(
+            join_predicate(&[i64::MIN, i64::MAX]),
+            format!(
+                "t.order_id = s.order_id AND (t.order_id = {} OR t.order_id = {})",
+                i64::MIN,
+                i64::MAX
+            )
+        );
     }
 
     #[test]

@@ -3,6 +3,15 @@
 use deltalake::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
 
+/// The target size of a compacted or clustered `orders` data file (8 MiB,
+/// about 300,000 orders), used by `maintain`. A MERGE rewrites every file
+/// holding an order it changes, so this bounds what a change to one order of
+/// a clustered table costs. (The MERGE's own output keeps Delta's default
+/// size: it writes its two partitions side by side, so splitting it smaller
+/// gives files that each span the whole range and are all rewritten next time;
+/// see docs/performance.md.)
+pub const ORDERS_FILE_BYTES: u64 = 8 << 20;
+
 /// The tables of a lake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableName {
