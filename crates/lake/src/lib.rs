@@ -23,6 +23,7 @@ pub mod location;
 pub mod maintain;
 mod merge;
 mod outcome;
+mod predicates;
 mod retry;
 mod schema;
 mod show;
