@@ -268,16 +268,9 @@ fn commit_info(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
 mod tests {
     use crate::{lake_url, Lake, SourceFile};
 
-    fn file(name: &str, id: u64) -> SourceFile {
-        SourceFile {
-            location: format!("/landing/{name}"),
-            bytes: format!(
-                "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"
-            )
-            .into_bytes(),
-            etag: None,
-            version_id: None,
-        }
+    /// A file with one new order.
+    fn file(name: &str, id: i64) -> SourceFile {
+        changes(name, &[id], "placed", 1)
     }
 
     /// Found by the maintenance concurrency test: the history lists every commit
@@ -293,7 +286,7 @@ mod tests {
         let mut other = Lake::open(&root).await.unwrap();
         for (i, name) in ["f2.csv", "f3.csv"].iter().enumerate() {
             other
-                .load(&file(name, 2 + i as u64), Default::default())
+                .load(&file(name, 2 + i as i64), Default::default())
                 .await
                 .unwrap();
         }
