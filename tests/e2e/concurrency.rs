@@ -62,6 +62,60 @@ async fn four_writers_on_the_same_orders_all_load_and_their_conflicts_are_retrie
     assert!(recon.iter().all(|r| r[0] == "true"));
 }
 
+/// Four `deltaload load --log info` processes racing on the same orders: the
+/// conflicts they retry are no errors. No ERROR line appears (delta-rs logs
+/// each conflict at ERROR), and each retry is one INFO line with its attempt.
+/// The processes run again (at most five times) until at least one conflicted.
+#[tokio::test(flavor = "multi_thread")]
+async fn retried_conflicts_are_logged_once_each_and_never_as_errors() {
+    for _ in 0..5 {
+        let sb = Sandbox::new();
+        drop(sb.lake().await); // the tables exist before the race
+        let writers: Vec<std::process::Child> = (0..4)
+            .map(|writer| {
+                let files: Vec<String> = (0..3)
+                    .map(|n| {
+                        let file = file(writer, n);
+                        sb.file(&format!("w{writer}f{n}.csv"), file.bytes);
+                        format!("raw/w{writer}f{n}.csv")
+                    })
+                    .collect();
+                std::process::Command::new(env!("CARGO_BIN_EXE_deltaload-faulty"))
+                    .current_dir(sb.dir.path())
+                    .env_remove("DELTALOAD_LAKE")
+                    .args(["load", "--log", "info"])
+                    .args(&files)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("run deltaload")
+            })
+            .collect();
+        let mut log = String::new();
+        for writer in writers {
+            let out = writer.wait_with_output().expect("wait for deltaload");
+            assert!(out.status.success(), "{}", deltaload_tests::stderr(&out));
+            log.push_str(&deltaload_tests::stderr(&out));
+        }
+        let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        let retried: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("commit conflict with another writer"))
+            .collect();
+        assert!(
+            retried
+                .iter()
+                .all(|l| l.contains(" INFO ") && l.contains("attempt=")),
+            "{retried:#?}"
+        );
+        if !retried.is_empty() {
+            return;
+        }
+    }
+    panic!("four processes never conflicted in five races; the test proves nothing");
+}
+
 /// Four writers open an empty lake at once and load: the tables are created
 /// once, with one schema, and every file loads once.
 async fn racing_creation(root: deltaload_lake::LakeRoot) {

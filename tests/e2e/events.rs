@@ -312,6 +312,43 @@ async fn an_unreachable_s3_fails_only_the_messages_that_needed_it() {
     assert!(sb.rows(TableName::Ledger, "location").await.is_empty());
 }
 
+/// A read that gets no answer says so in a line a person can act on: the
+/// operation, the object and its version, why, and that it will be retried;
+/// the SDK's error stays the source, for debug logs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_error_names_the_object_and_the_retry_in_one_line() {
+    let config = deltaload_tests::localstack::sdk_config("http://127.0.0.1:9").await;
+    let config = config
+        .into_builder()
+        .retry_config(aws_config::retry::RetryConfig::disabled())
+        .build();
+    let client = deltaload_aws::s3::s3_client(&config, Some("http://127.0.0.1:9"));
+    let object = deltaload_aws::event::ObjectRef {
+        bucket: "landing".to_string(),
+        key: "in/a.csv".to_string(),
+        version_id: Some("v7".to_string()),
+        size: None,
+        etag: None,
+    };
+    let err = S3Reader::new(client, 1 << 20)
+        .fetch(&object)
+        .await
+        .expect_err("nobody listens on port 9");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "reading s3://landing/in/a.csv (version v7): S3 GetObject: dispatch failure"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("the message will be retried"), "{text}");
+    assert!(text.len() < 400 && !text.contains('{'), "{text}");
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the SDK's error is kept"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_batch_in_flight_stays_invisible_past_the_visibility_timeout() {
     let stack = Stack::new(5, 2).await;

@@ -109,3 +109,43 @@ async fn the_deployed_template_guards_the_landing_bucket_and_announces_only_its_
         stderr(&out)
     );
 }
+
+/// Every function timeout the template offers leaves at least three quarters of
+/// it for loading: the deadline margin it sets is a quarter at most (a 30 s
+/// margin would leave a 30 s function nothing), and the queue's visibility
+/// timeout is six times the function's.
+#[test]
+fn every_offered_timeout_leaves_time_to_load() {
+    let template = include_str!("../../infra/template.yaml");
+    let rows: Vec<(u64, u64, u64)> = template
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let (timeout, rest) = line
+                .strip_prefix('"')?
+                .split_once("\": { VisibilitySeconds: ")?;
+            let (visibility, rest) = rest.split_once(", DeadlineMarginSeconds: \"")?;
+            let margin = rest.strip_suffix("\" }")?;
+            Some((
+                timeout.parse().ok()?,
+                visibility.parse().ok()?,
+                margin.parse().ok()?,
+            ))
+        })
+        .collect();
+    let offered = template
+        .split("FunctionTimeout:\n")
+        .nth(1)
+        .and_then(|p| p.split("AllowedValues: [").nth(1))
+        .and_then(|p| p.split(']').next())
+        .expect("FunctionTimeout's AllowedValues");
+    let offered: Vec<u64> = offered
+        .split(',')
+        .map(|v| v.trim().trim_matches('"').parse().expect("a timeout"))
+        .collect();
+    assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), offered);
+    for (timeout, visibility, margin) in rows {
+        assert!(margin * 4 <= timeout, "timeout {timeout}: margin {margin}");
+        assert_eq!(visibility, 6 * timeout, "timeout {timeout}");
+    }
+}

@@ -10,6 +10,8 @@ mod event_batches;
 mod events;
 mod hostile_objects;
 mod infra;
+mod lake_location;
+mod lambda_emulator;
 mod load_cli;
 mod lost_state;
 mod maintenance;
@@ -18,6 +20,7 @@ mod permutations;
 mod reconcile_findings;
 mod refusals;
 mod rejects;
+mod show;
 mod storage_faults;
 mod sweep;
 

@@ -146,3 +146,60 @@ os._exit(0)
 pub(crate) fn dedupe_orders(sb: &Sandbox) {
     run_python(DEDUPE, &[sb.lake_dir().to_str().unwrap()]);
 }
+
+const SET_STATUS: &str = r#"
+import sys, os
+from deltalake import DeltaTable
+lake, status = sys.argv[1], sys.argv[2]
+DeltaTable(f"{lake}/ledger").update(updates={"status": status})
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+const DELETE_ROW: &str = r#"
+import sys, os
+from deltalake import DeltaTable
+lake, predicate = sys.argv[1], sys.argv[2]
+DeltaTable(f"{lake}/ledger").delete(predicate)
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+/// A ledger row whose status another tool wrote (or damaged) is never read as
+/// `loaded`: the load fails naming the row, and the repair the error gives works.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_ledger_status_fails_the_load_and_names_its_repair() {
+    let sb = Sandbox::with_seed_files();
+    let lake = sb.lake_dir();
+    let lake = lake.to_str().unwrap();
+    assert_eq!(
+        deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
+        Some(0)
+    );
+    // (`status` is NOT NULL, so an empty text stands for a missing one.)
+    for status in ["'done'", "''"] {
+        run_python(SET_STATUS, &[lake, status]);
+        let versions = sb.versions().await;
+        let load = deltaload(&sb, &["load", "raw/a.csv"], None);
+        let err = stderr(&load);
+        assert_eq!(load.status.code(), Some(1), "{err}");
+        let location = sb.dir.path().canonicalize().unwrap().join("raw/a.csv");
+        assert!(err.contains(&location.display().to_string()), "{err}");
+        let shown = if status == "''" { "\"\"" } else { "\"done\"" };
+        assert!(err.contains(&format!("has status {shown}")), "{err}");
+        assert!(err.contains("delete the row"), "{err}");
+        assert_eq!(sb.versions().await, versions, "nothing written");
+    }
+    // The repair the message names: delete the row, load again.
+    let err = stderr(&deltaload(&sb, &["load", "raw/a.csv"], None));
+    let predicate = err
+        .split("(predicate ")
+        .nth(1)
+        .and_then(|rest| rest.split(", e.g.").next())
+        .unwrap_or_else(|| panic!("no predicate in {err}"));
+    run_python(DELETE_ROW, &[lake, predicate]);
+    let again = deltaload(&sb, &["load", "raw/a.csv"], None);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let ledger = sb.rows(TableName::Ledger, "status").await;
+    assert_eq!(ledger, vec![vec!["loaded".to_string()]]);
+}

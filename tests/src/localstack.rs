@@ -363,6 +363,7 @@ impl Stack {
         cmd.args(args)
             .env_remove("DELTALOAD_LAKE")
             .env_remove("DELTALOAD_SOURCES")
+            .env_remove("AWS_ALLOW_HTTP")
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_REGION", REGION)
             .env("AWS_ACCESS_KEY_ID", "test")

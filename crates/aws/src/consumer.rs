@@ -50,12 +50,7 @@ pub async fn serve(
             .wait_time_seconds(opts.wait_seconds.clamp(0, 20))
             .send()
             .await
-            .map_err(|e| {
-                queue_err(format!(
-                    "receive failed: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
-                ))
-            })?;
+            .map_err(|e| queue_err(format!("receive failed: {}", crate::error::describe(&e))))?;
         let messages = received.messages.unwrap_or_default();
         if messages.is_empty() {
             if opts.once {
@@ -103,12 +98,7 @@ pub async fn serve(
                 .set_entries(Some(done))
                 .send()
                 .await
-                .map_err(|e| {
-                    queue_err(format!(
-                        "delete failed: {}",
-                        aws_sdk_sqs::error::DisplayErrorContext(&e)
-                    ))
-                })?;
+                .map_err(|e| queue_err(format!("delete failed: {}", crate::error::describe(&e))))?;
             for failed in deleted.failed() {
                 // The message comes back after its visibility timeout; the ledger skips it then.
                 tracing::warn!(entry = %failed.id(), code = %failed.code(), "a processed message could not be deleted");
@@ -132,7 +122,7 @@ async fn visibility_timeout(sqs: &aws_sdk_sqs::Client, queue_url: &str) -> Resul
             queue: queue_url.to_string(),
             detail: format!(
                 "cannot read the queue's attributes: {}; check the URL and the credentials",
-                aws_sdk_sqs::error::DisplayErrorContext(&e)
+                crate::error::describe(&e)
             ),
         })?;
     Ok(attrs
@@ -174,7 +164,7 @@ pub async fn keep_invisible(
         match sent {
             Ok(_) => tracing::debug!(seconds = visibility, "batch visibility extended"),
             Err(e) => {
-                tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(&e), "cannot extend the batch's visibility")
+                tracing::warn!(error = %crate::error::describe(&e), "cannot extend the batch's visibility")
             }
         }
     }

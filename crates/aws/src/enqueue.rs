@@ -56,12 +56,7 @@ impl<'a> Enqueuer<'a> {
                 .set_entries(Some(entries))
                 .send()
                 .await
-                .map_err(|e| {
-                    self.error(format!(
-                        "send failed: {}",
-                        aws_sdk_sqs::error::DisplayErrorContext(&e)
-                    ))
-                })?;
+                .map_err(|e| self.error(format!("send failed: {}", crate::error::describe(&e))))?;
             for failed in out.failed() {
                 tracing::warn!(code = failed.code(), reason = ?failed.message(), "message not enqueued");
             }

@@ -1,5 +1,8 @@
 //! Errors of the AWS edges, folded into one enum.
 
+use aws_sdk_s3::config::http::HttpResponse;
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+
 /// A failure at the AWS edge, with the object or queue it concerns.
 #[derive(Debug, thiserror::Error)]
 pub enum AwsError {
@@ -7,11 +10,20 @@ pub enum AwsError {
     Config(String),
     #[error("{0}; left for the dead-letter queue after maxReceiveCount deliveries")]
     Body(#[from] crate::event::NotAnEvent),
-    #[error("reading s3://{bucket}/{key}: {detail}; the message will be retried")]
+    #[error(
+        "reading s3://{bucket}/{key}{}: {problem}; the message will be retried, and rests in \
+         the dead-letter queue after maxReceiveCount deliveries",
+        version.as_deref().map(|v| format!(" (version {v})")).unwrap_or_default()
+    )]
     Read {
         bucket: String,
         key: String,
-        detail: String,
+        version: Option<String>,
+        /// What went wrong, in a line: S3's code and message, or why no answer came.
+        problem: String,
+        /// The SDK's error, whole, for `{:?}` in debug logs.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("listing {at}: {detail}; check the bucket name and the credentials' s3:ListBucket permission")]
     List { at: String, detail: String },
@@ -23,4 +35,41 @@ pub enum AwsError {
     Panicked,
     #[error(transparent)]
     Lake(#[from] deltaload_lake::LakeError),
+}
+
+/// An AWS SDK error in one line, for people: the service's code, HTTP status and
+/// message (`AccessDenied (HTTP 403): Access Denied`), or why no answer came
+/// (`dispatch failure: io error: Connection refused`). Never the SDK's debug dump
+/// of the raw response; the error itself stays the source, for debug logs.
+pub fn describe<E>(error: &SdkError<E, HttpResponse>) -> String
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    if let SdkError::ServiceError(service) = error {
+        let status = service.raw().status().as_u16();
+        let code = service.err().code().unwrap_or("no error code");
+        return match service.err().message() {
+            Some(message) => format!("{code} (HTTP {status}): {message}"),
+            None => format!("{code} (HTTP {status})"),
+        };
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(c) = cause {
+        let message = c.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        cause = c.source();
+    }
+    if text.len() > 300 {
+        let cut = (0..=300)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
 }

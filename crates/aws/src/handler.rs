@@ -186,9 +186,10 @@ impl Handler {
     }
 
     /// Like [`Handler::handle`], for an invocation that ends at `deadline`: once
-    /// less than the deadline margin is left, no further message is read and no
-    /// load is started; those messages are reported as failures, to come back,
-    /// rather than being cut off in the middle of a commit.
+    /// less than the deadline margin is left (the configured margin, at most a
+    /// quarter of the time left when the batch starts), no further message is
+    /// read and no load is started; those messages are reported as failures, to
+    /// come back, rather than being cut off in the middle of a commit.
     pub async fn handle_until(
         &self,
         messages: &[Message],
@@ -198,7 +199,12 @@ impl Handler {
             messages: messages.len(),
             ..BatchReport::default()
         };
-        let margin = self.deadline_margin;
+        let margin = deadline.map_or(self.deadline_margin, |d| {
+            crate::deadline::margin_for(
+                self.deadline_margin,
+                d.saturating_duration_since(Instant::now()),
+            )
+        });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
         let retries_before = self.lake.lock().await.commit_retries();
         let mut groups = [Group::default(), Group::default()];
@@ -225,7 +231,7 @@ impl Handler {
                     group.ready.push((message, start..group.files.len()));
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "message failed, it will be delivered again");
+                    failed(&e);
                     report.failures.push(message.id.clone());
                 }
             }
@@ -284,7 +290,7 @@ impl Handler {
             Ok(outcomes) => tally(report, &outcomes),
             Err(e) if ready.len() == 1 => {
                 let _entered = span.enter();
-                tracing::error!(error = %e, "message failed, it will be delivered again");
+                failed(&e);
                 report.failures.push(ready[0].0.id.clone());
             }
             Err(e) => {
@@ -301,7 +307,7 @@ impl Handler {
                     match settle(alone) {
                         Ok(outcomes) => tally(report, &outcomes),
                         Err(e) => {
-                            tracing::error!(error = %e, "message failed, it will be delivered again");
+                            failed(&e);
                             report.failures.push(message.id.clone());
                         }
                     }
@@ -390,8 +396,12 @@ impl Handler {
         }
         match self.reader.fetch(object).await? {
             Fetched::File(file) => Ok(Some(file)),
-            Fetched::Missing => {
-                tracing::warn!("object no longer exists: acknowledged");
+            Fetched::Missing(problem) => {
+                tracing::warn!(
+                    version = %object.version_id.as_deref().unwrap_or("-"),
+                    %problem,
+                    "object or version does not exist: acknowledged like a deleted object, not retried"
+                );
                 report.missing += 1;
                 Ok(None)
             }
@@ -422,6 +432,13 @@ pub fn batch_response(report: BatchReport) -> SqsBatchResponse {
         })
         .collect();
     response
+}
+
+/// Logs a message's failure: what failed in a line at ERROR, the error's full
+/// structure (the SDK's, for S3) at DEBUG only.
+fn failed(e: &AwsError) {
+    tracing::error!(error = %e, "message failed, it will be delivered again");
+    tracing::debug!(error = ?e, "the failure in full");
 }
 
 /// A panic becomes an error of its message.

@@ -3,9 +3,12 @@
 //!
 //! - [`event`]: an SQS body parsed into the objects it announces (S3 notifications,
 //!   test events, SNS envelopes), keys decoded as S3 encodes them.
-//! - [`settings`]: configuration read once from the environment.
+//! - [`settings`]: configuration read once from the environment, the lake root
+//!   every command resolves the same way, and the AWS configuration.
+//! - [`logging`]: the log filter of the CLI and the Lambda.
 //! - [`s3`]: objects fetched from S3, refused when outside the allowed sources.
 //! - [`handler`]: one batch of messages loaded; failures reported per message.
+//! - [`deadline`]: the invocation's deadline and the margin kept before it.
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
 //! - [`listing`], [`enqueue`], [`backfill`], [`reconcile`]: existing objects listed,
 //!   compared with the lake, and announced again on the queue.
@@ -14,10 +17,12 @@
 
 pub mod backfill;
 pub mod consumer;
+pub mod deadline;
 pub mod enqueue;
 pub mod error;
 pub mod handler;
 pub mod listing;
+pub mod logging;
 pub mod metrics;
 pub mod reconcile;
 pub mod redrive;

@@ -127,7 +127,7 @@ impl<'a> Lister<'a> {
             .await
             .map_err(|e| AwsError::List {
                 at: self.at.to_string(),
-                detail: aws_sdk_s3::error::DisplayErrorContext(&e).to_string(),
+                detail: crate::error::describe(&e),
             })?;
         self.token = page.next_continuation_token().map(str::to_string);
         self.done = self.token.is_none() || page.is_truncated() != Some(true);

@@ -31,12 +31,7 @@ pub async fn redrive(
             .wait_time_seconds(1)
             .send()
             .await
-            .map_err(|e| {
-                err(format!(
-                    "receive failed: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
-                ))
-            })?;
+            .map_err(|e| err(format!("receive failed: {}", crate::error::describe(&e))))?;
         let messages = received.messages();
         if messages.is_empty() {
             break;
@@ -68,7 +63,7 @@ pub async fn redrive(
             .map_err(|e| {
                 err(format!(
                     "sent to {queue} but not deleted (they may be loaded twice, which the ledger makes harmless): {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(&e)
+                    crate::error::describe(&e)
                 ))
             })?;
         moved += messages.len() as u64;

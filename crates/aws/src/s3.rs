@@ -1,6 +1,6 @@
 //! Objects read from S3 with the AWS SDK, with their ETag and version id.
 
-use crate::error::AwsError;
+use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use deltaload_lake::SourceFile;
@@ -9,12 +9,30 @@ use deltaload_lake::SourceFile;
 #[derive(Debug)]
 pub enum Fetched {
     File(SourceFile),
-    /// Deleted (or that version gone) before it was read: acknowledged, not retried.
-    Missing,
+    /// Deleted, or the version the event names does not exist (S3's words are
+    /// kept): acknowledged, not retried.
+    Missing(String),
     /// Larger than the configured limit: refused, not read.
     TooLarge(u64),
     /// Gzip content that is damaged or expands beyond the limit: refused.
     Unreadable(deltaload_core::compression::Unreadable),
+}
+
+/// Whether S3's error `code` says the object, or the version the event names,
+/// does not exist, so that no retry can ever read it: the object or bucket was
+/// deleted (`NoSuchKey`, `NoSuchBucket`, `NotFound`), the version was deleted
+/// (`NoSuchVersion`), or S3 rejects the version id itself (`InvalidArgument`,
+/// which for a GetObject naming a version means "Invalid version id
+/// specified": a made-up event, such as AWS's example with
+/// `versionId: "version"`). Such a message is acknowledged like a deleted
+/// object, with a warning; `deltaload reconcile` still finds any object of the
+/// landing prefix that the lake never loaded.
+fn gone(code: Option<&str>, names_version: bool) -> bool {
+    match code {
+        Some("NoSuchKey" | "NoSuchVersion" | "NotFound" | "NoSuchBucket") => true,
+        Some("InvalidArgument") => names_version,
+        _ => false,
+    }
 }
 
 /// Reads objects from S3.
@@ -48,11 +66,14 @@ impl S3Reader {
         if let Some(size) = obj.size.filter(|s| *s > self.max_bytes) {
             return Ok(Fetched::TooLarge(size));
         }
-        let read_err = |detail: String| AwsError::Read {
-            bucket: obj.bucket.clone(),
-            key: obj.key.clone(),
-            detail,
-        };
+        let read_err =
+            |problem: String, source: Box<dyn std::error::Error + Send + Sync>| AwsError::Read {
+                bucket: obj.bucket.clone(),
+                key: obj.key.clone(),
+                version: obj.version_id.clone(),
+                problem,
+                source,
+            };
         let response = self
             .client
             .get_object()
@@ -64,17 +85,11 @@ impl S3Reader {
         let response = match response {
             Ok(r) => r,
             Err(e) => {
-                let code = e.code().unwrap_or_default();
-                if matches!(
-                    code,
-                    "NoSuchKey" | "NoSuchVersion" | "NotFound" | "NoSuchBucket"
-                ) {
-                    return Ok(Fetched::Missing);
+                let problem = format!("S3 GetObject: {}", describe(&e));
+                if gone(e.code(), obj.version_id.is_some()) {
+                    return Ok(Fetched::Missing(problem));
                 }
-                return Err(read_err(format!(
-                    "{} ({code})",
-                    aws_sdk_s3::error::DisplayErrorContext(&e)
-                )));
+                return Err(read_err(problem, Box::new(e)));
             }
         };
         let size = response.content_length().unwrap_or(0).max(0) as u64;
@@ -87,7 +102,7 @@ impl S3Reader {
             .body
             .collect()
             .await
-            .map_err(|e| read_err(format!("body interrupted: {e}")))?
+            .map_err(|e| read_err(format!("S3 GetObject: body interrupted: {e}"), Box::new(e)))?
             .into_bytes()
             .to_vec();
         let bytes = match deltaload_core::compression::expand(bytes, self.max_bytes) {
@@ -100,5 +115,23 @@ impl S3Reader {
             etag,
             version_id,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gone;
+
+    #[test]
+    fn only_objects_and_versions_that_cannot_exist_are_gone() {
+        for code in ["NoSuchKey", "NoSuchVersion", "NotFound", "NoSuchBucket"] {
+            assert!(gone(Some(code), false), "{code}");
+        }
+        assert!(gone(Some("InvalidArgument"), true));
+        assert!(!gone(Some("InvalidArgument"), false));
+        for code in ["AccessDenied", "SlowDown", "InternalError"] {
+            assert!(!gone(Some(code), true), "{code}");
+        }
+        assert!(!gone(None, true), "no answer at all is retried");
     }
 }

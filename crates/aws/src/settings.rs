@@ -123,6 +123,41 @@ pub fn endpoint_from_env() -> Option<String> {
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
 }
 
+/// The lake root of `lake` (a directory or a URI) with the S3 endpoint of the
+/// standard AWS environment: what every command and the Lambda open.
+pub fn lake_root_from_env(lake: &str) -> Result<LakeRoot, AwsError> {
+    lake_root(lake, endpoint_from_env().as_deref())
+}
+
+/// The AWS configuration of the standard environment, for the commands that
+/// call AWS (never for a lake on local disk alone). The region comes from
+/// `AWS_REGION`, `AWS_DEFAULT_REGION` or the profile, never from EC2's metadata
+/// service: without one, one line says which variable to set.
+pub async fn aws_config_from_env() -> Result<aws_config::SdkConfig, AwsError> {
+    use aws_config::meta::region::RegionProviderChain;
+    let region = RegionProviderChain::first_try(
+        aws_config::environment::EnvironmentVariableRegionProvider::new(),
+    )
+    .or_else(aws_config::profile::ProfileFileRegionProvider::new())
+    .region()
+    .await;
+    let region = required_region(region)?;
+    Ok(aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(region)
+        .load()
+        .await)
+}
+
+fn required_region(region: Option<aws_config::Region>) -> Result<aws_config::Region, AwsError> {
+    region.ok_or_else(|| {
+        AwsError::Config(
+            "no AWS region: set AWS_REGION (for example AWS_REGION=eu-west-1), \
+             or `. localstack/stack.env` for LocalStack"
+                .to_string(),
+        )
+    })
+}
+
 /// The lake root for `lake`; an `http://` endpoint allows plain HTTP to it.
 pub fn lake_root(lake: &str, endpoint_url: Option<&str>) -> Result<LakeRoot, AwsError> {
     let root = lake_url(lake)?;
@@ -148,6 +183,15 @@ mod tests {
         assert!(Sources::default().allows("any", "thing"));
         assert!(Sources::parse(&["landing"]).is_err());
         assert!(Sources::parse(&["s3:///x"]).is_err());
+    }
+
+    #[test]
+    fn no_region_is_one_line_naming_the_variable() {
+        let message = required_region(None).unwrap_err().to_string();
+        assert!(message.contains("set AWS_REGION"), "{message}");
+        assert!(!message.contains('\n') && message.len() < 160, "{message}");
+        let region = aws_config::Region::new("eu-west-1");
+        assert_eq!(required_region(Some(region.clone())).unwrap(), region);
     }
 
     #[test]

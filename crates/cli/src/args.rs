@@ -26,7 +26,12 @@ pub enum Command {
     /// "already loaded" when the ledger holds the same content for that file.
     /// Exit status: 0 all loaded or skipped, 2 a file was refused, 1 any other failure.
     Load(LoadArgs),
-    /// Print a table as text.
+    /// Print a table: its first rows by key (20 unless --limit), every row
+    /// (--limit 0, streamed), or the rows of one key (--key); as a text table,
+    /// CSV or JSON Lines.
+    ///
+    /// After a text table, a line of counts: rows printed, rows in all, the
+    /// table's version.
     Show(ShowArgs),
     /// Consume S3 object-created events from an SQS queue and load the files.
     ///
@@ -256,6 +261,41 @@ pub struct ShowArgs {
     /// Lake root: a directory or a URI.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
+    /// Rows printed, the first by the table's key; 0 prints every row, streamed
+    /// in storage order (not sorted) without holding them in memory.
+    #[arg(long, default_value_t = deltaload_lake::DEFAULT_SHOW_LIMIT)]
+    pub limit: usize,
+    /// table (for people, with a line of counts), csv (with a header) or json
+    /// (one object per line); the line of counts goes to stderr for csv and json.
+    #[arg(long, value_enum, default_value_t = ShowFormatArg::Table)]
+    pub format: ShowFormatArg,
+    /// Only the rows of this key: an order_id for orders, a source file for
+    /// rejected_orders, a location for ledger and reconciliation.
+    #[arg(long, value_name = "VALUE")]
+    pub key: Option<String>,
+}
+
+/// `--format` of `show`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormatArg {
+    Table,
+    Csv,
+    Json,
+}
+
+impl ShowArgs {
+    /// What to print, as the lake's `show` takes it.
+    pub fn options(&self) -> deltaload_lake::ShowOptions {
+        deltaload_lake::ShowOptions {
+            limit: (self.limit > 0).then_some(self.limit),
+            format: match self.format {
+                ShowFormatArg::Table => deltaload_lake::ShowFormat::Table,
+                ShowFormatArg::Csv => deltaload_lake::ShowFormat::Csv,
+                ShowFormatArg::Json => deltaload_lake::ShowFormat::Json,
+            },
+            key: self.key.clone(),
+        }
+    }
 }
 
 fn parse_table(name: &str) -> Result<TableName, String> {

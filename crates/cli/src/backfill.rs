@@ -1,6 +1,7 @@
 //! `deltaload backfill`: existing objects announced on the queue again.
 
 use crate::args::BackfillArgs;
+use crate::output::out;
 use anyhow::Context;
 use deltaload_aws::backfill::{backfill, BackfillOptions, BackfillReport};
 use deltaload_aws::listing::S3Prefix;
@@ -16,14 +17,18 @@ pub(crate) async fn aws_and_lake(
     aws_sdk_s3::Client,
     deltaload_lake::Lake,
 )> {
+    let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let endpoint = deltaload_aws::settings::endpoint_from_env();
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
     let s3 = deltaload_aws::s3::s3_client(&aws, endpoint.as_deref());
-    let root = deltaload_aws::settings::lake_root(lake, endpoint.as_deref())?;
-    let lake = deltaload_lake::Lake::open(&root)
+    Ok((aws, s3, open_lake(lake).await?))
+}
+
+/// The lake at `--lake`, its tables created when missing.
+pub(crate) async fn open_lake(lake: &str) -> anyhow::Result<deltaload_lake::Lake> {
+    let root = crate::lake_root(lake)?;
+    deltaload_lake::Lake::open(&root)
         .await
-        .with_context(|| format!("opening the lake at {root}"))?;
-    Ok((aws, s3, lake))
+        .with_context(|| format!("opening the lake at {root}"))
 }
 
 fn line(r: &BackfillReport, dry_run: bool) -> String {
@@ -65,7 +70,7 @@ pub(crate) async fn run(args: BackfillArgs) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    println!("{}", line(&report, args.dry_run));
+    out!("{}", line(&report, args.dry_run));
     Ok(if report.failed > 0 {
         ExitCode::from(1)
     } else {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! deltaload load [--lake DIR_OR_URI] [--force] FILE...
-//! deltaload show TABLE [--lake DIR_OR_URI]
+//! deltaload show TABLE [--lake DIR_OR_URI] [--limit N] [--format table|csv|json] [--key VALUE]
 //! deltaload serve --queue URL [--lake URI] [--source s3://BUCKET[/PREFIX]]... [--batch-size N] [--wait SECONDS] [--once]
 //! deltaload backfill s3://BUCKET/PREFIX --queue URL [--since TIME] [--until TIME] [--match GLOB] [--dry-run] [--rate N] [--force]
 //! deltaload reconcile s3://BUCKET/PREFIX [--lake URI] [--since TIME] [--enqueue URL] [--json]
@@ -13,12 +13,14 @@
 //!
 //! Exit status: 0 when every file loaded or was skipped, 2 when a file was
 //! refused (the others still load), 3 when `reconcile` finds the lake
-//! inconsistent, 1 on any other failure.
+//! inconsistent, 141 when the reader of standard output went away (`| head`,
+//! quietly, as for a Unix tool killed by SIGPIPE), 1 on any other failure.
 
 mod args;
 mod backfill;
 mod load;
 mod maintain;
+pub mod output;
 mod reconcile;
 mod serve;
 
@@ -43,6 +45,7 @@ pub fn main_entry() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        Err(e) if output::is_closed_pipe(&e) => ExitCode::from(output::CLOSED_PIPE),
         Err(e) => {
             eprintln!("deltaload: {}", render_error(&e));
             ExitCode::from(1)
@@ -66,22 +69,19 @@ pub fn render_error(error: &anyhow::Error) -> String {
     text
 }
 
-/// Directives added to the user's filter: the Delta kernel logs an ERROR for every
-/// table that does not exist yet (normal on first use) and merge metrics at WARN;
-/// their real failures reach us as errors anyway.
-const QUIET_DEPENDENCIES: &str = "buoyant_kernel=off,deltalake_core=error";
-
 fn init_logging(filter: &str) {
     use std::io::IsTerminal;
-    let directives = format!("{QUIET_DEPENDENCIES},{filter}");
-    let filter = tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("{QUIET_DEPENDENCIES},warn"))
-    });
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(deltaload_aws::logging::filter(filter, "warn"))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+/// The lake root of `--lake`, resolved the same way by every command (and by the
+/// Lambda): an S3 lake behind an `http://` endpoint is reached over plain HTTP.
+pub(crate) fn lake_root(lake: &str) -> anyhow::Result<deltaload_lake::LakeRoot> {
+    Ok(deltaload_aws::settings::lake_root_from_env(lake)?)
 }
 
 /// Runs one parsed command.
@@ -95,13 +95,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Replay(args) => serve::replay(args).await,
         Command::Redrive(args) => serve::redrive(args).await,
         Command::Maintain(args) => maintain::run(args).await,
-        Command::Show(args) => {
-            let endpoint = deltaload_aws::settings::endpoint_from_env();
-            let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;
-            println!("{}", deltaload_lake::render_table(&root, args.table).await?);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Show(args) => show(args).await,
     }
+}
+
+async fn show(args: args::ShowArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let root = lake_root(&args.lake)?;
+    let opts = args.options();
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    let shown = deltaload_lake::show(&root, args.table, &opts, &mut out).await?;
+    // The line of counts follows a text table; it goes to stderr after CSV or
+    // JSON, which stay data alone for the next program.
+    if opts.format == deltaload_lake::ShowFormat::Table {
+        writeln!(out, "{}", shown.summary())?;
+        out.flush()?;
+    } else {
+        eprintln!("{}", shown.summary());
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

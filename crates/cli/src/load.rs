@@ -1,10 +1,9 @@
 //! `deltaload load`: local files into the lake, `--batch-size` at a time, one line per file.
 
 use crate::args::LoadArgs;
+use crate::output::out;
 use anyhow::Context;
-use deltaload_lake::{
-    lake_url, local_source, Lake, LakeError, LoadOptions, LoadOutcome, SourceFile,
-};
+use deltaload_lake::{local_source, Lake, LakeError, LoadOptions, LoadOutcome, SourceFile};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -35,7 +34,7 @@ pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
 }
 
 pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let root = lake_url(&args.lake)?;
+    let root = crate::lake_root(&args.lake)?;
     let mut lake = Lake::open(&root)
         .await
         .with_context(|| format!("opening the lake at {root}"))?;
@@ -63,7 +62,7 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
         for (shown, outcome) in shown.iter().zip(outcomes) {
-            refused |= report(shown, outcome);
+            refused |= report(shown, outcome)?;
         }
     }
     Ok(if failed {
@@ -97,29 +96,29 @@ fn read(path: &Path) -> Result<SourceFile, String> {
 }
 
 /// Prints a file's line; true when it was refused.
-fn report(shown: &str, outcome: LoadOutcome) -> bool {
+fn report(shown: &str, outcome: LoadOutcome) -> std::io::Result<bool> {
     match outcome {
         LoadOutcome::Loaded(done) => {
             let f = done.figures;
-            println!(
+            out!(
                 "{shown}: {} rejected, {} updated, {} added, table version {}",
                 f.rejected,
                 f.updated,
                 f.inserted,
                 version(done.orders_version)
             );
-            false
+            Ok(false)
         }
         LoadOutcome::Skipped { orders_version } => {
-            println!(
+            out!(
                 "{shown}: already loaded (table version {}), skipped",
                 version(orders_version)
             );
-            false
+            Ok(false)
         }
         LoadOutcome::Refused(mismatch) => {
             eprintln!("{shown}: {mismatch}");
-            true
+            Ok(true)
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `deltaload maintain`.
 
 use crate::args::MaintainArgs;
+use crate::output::out;
 use anyhow::{bail, Context};
 use deltaload_lake::{MaintainOptions, Maintained};
 use std::process::ExitCode;
@@ -39,11 +40,7 @@ pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
             deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
         );
     }
-    let endpoint = deltaload_aws::settings::endpoint_from_env();
-    let root = deltaload_aws::settings::lake_root(&args.lake, endpoint.as_deref())?;
-    let mut lake = deltaload_lake::Lake::open(&root)
-        .await
-        .with_context(|| format!("opening the lake at {}", args.lake))?;
+    let mut lake = crate::backfill::open_lake(&args.lake).await?;
     let opts = MaintainOptions {
         target_file_bytes: args.target_file_mb << 20,
         orders_file_bytes: args.orders_file_mb << 20,
@@ -57,7 +54,7 @@ pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("maintaining the lake at {}", args.lake))?;
     for m in &done {
-        println!("{}", line(m, args.dry_run));
+        out!("{}", line(m, args.dry_run));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 use crate::args::{ReconcileArgs, StatusArgs};
 use crate::backfill::aws_and_lake;
+use crate::output::out;
 use anyhow::Context;
 use deltaload_aws::listing::S3Prefix;
 use deltaload_aws::reconcile::{reconcile, Problem, ReconcileReport};
@@ -28,18 +29,18 @@ fn describe(problem: &Problem) -> String {
     }
 }
 
-fn print_text(at: &S3Prefix, r: &ReconcileReport) {
+fn print_text(at: &S3Prefix, r: &ReconcileReport) -> std::io::Result<()> {
     for f in &r.findings {
-        println!("{}: {}", at.location(&f.key), describe(&f.problem));
+        out!("{}: {}", at.location(&f.key), describe(&f.problem));
     }
     for (id, n) in &r.duplicate_orders {
-        println!("orders: order_id {id} appears {n} times");
+        out!("orders: order_id {id} appears {n} times");
     }
     for (location, content, rows) in &r.orphan_rejects {
-        println!("rejected_orders: {rows} row(s) of {location} ({content}) whose load the ledger does not hold");
+        out!("rejected_orders: {rows} row(s) of {location} ({content}) whose load the ledger does not hold");
     }
     let count = |pred: fn(&Problem) -> bool| r.findings.iter().filter(|f| pred(&f.problem)).count();
-    println!(
+    out!(
         "{} listed, {} checked, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled orders, {} orphan reject files{}",
         r.listed,
         r.checked,
@@ -57,6 +58,7 @@ fn print_text(at: &S3Prefix, r: &ReconcileReport) {
             String::new()
         }
     );
+    Ok(())
 }
 
 pub(crate) async fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
@@ -74,9 +76,9 @@ pub(crate) async fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("reconciling {at}"))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        out!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_text(&at, &report);
+        print_text(&at, &report)?;
     }
     Ok(if report.is_consistent() {
         ExitCode::SUCCESS
@@ -93,33 +95,34 @@ fn time(micros: i64) -> String {
 }
 
 pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
-    let (_, _, mut lake) = aws_and_lake(&args.lake).await?;
+    // The lake alone: no AWS configuration is read for a lake on local disk.
+    let mut lake = crate::backfill::open_lake(&args.lake).await?;
     let s = lake.status().await.context("reading the lake's status")?;
-    println!("files per day:");
+    out!("files per day:");
     for (day, status, n) in &s.files_per_day {
-        println!("  {day}  {status:<8} {n}");
+        out!("  {day}  {status:<8} {n}");
     }
-    println!("tables:");
+    out!("tables:");
     for (name, rows, version) in &s.tables {
         let version = version.map_or("-".to_string(), |v| v.to_string());
-        println!("  {name:<16} {rows} row(s), version {version}");
+        out!("  {name:<16} {rows} row(s), version {version}");
     }
-    println!(
+    out!(
         "last load: {}",
         s.last_load.map_or("never".to_string(), time)
     );
     match &s.oldest_refused {
-        Some((location, reason, at)) => println!(
+        Some((location, reason, at)) => out!(
             "oldest refused file: {location} at {} ({})",
             time(*at),
             reason.as_deref().unwrap_or("no reason recorded")
         ),
-        None => println!("oldest refused file: none"),
+        None => out!("oldest refused file: none"),
     }
     if s.unfinished.is_empty() {
-        println!("unfinished loads: none");
+        out!("unfinished loads: none");
     } else {
-        println!(
+        out!(
             "unfinished loads (run them again to complete): {}",
             s.unfinished.join(", ")
         );

@@ -1,6 +1,7 @@
 //! `deltaload serve`: the SQS consumer, with the very handler the Lambda runs.
 
 use crate::args::{HandlerArgs, RedriveArgs, ReplayArgs, ServeArgs};
+use crate::output::out;
 use anyhow::Context;
 use deltaload_aws::consumer::{serve, ServeOptions};
 use deltaload_aws::handler::batch_response;
@@ -25,7 +26,7 @@ pub(crate) async fn handler(
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");
     }
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let handler = Handler::from_settings(&settings, &aws)
         .await
         .with_context(|| format!("opening the lake at {}", settings.lake))?;
@@ -44,7 +45,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         once: args.once,
     };
     let report = serve(&handler, &sqs, &opts).await?;
-    println!("{}", report.summary());
+    out!("{}", report.summary());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -73,7 +74,7 @@ pub(crate) async fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let (handler, _) = handler(&args.handler, "replay").await?;
     let report = handler.handle(&messages).await;
     let failed = !report.failures.is_empty();
-    println!("{}", serde_json::to_string(&batch_response(report))?);
+    out!("{}", serde_json::to_string(&batch_response(report))?);
     Ok(if failed {
         ExitCode::from(1)
     } else {
@@ -83,12 +84,13 @@ pub(crate) async fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
 
 /// `deltaload redrive`: dead-letter messages back to their queue.
 pub(crate) async fn redrive(args: RedriveArgs) -> anyhow::Result<ExitCode> {
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let moved = deltaload_aws::redrive::redrive(&sqs, &args.dlq, &args.queue, args.max).await?;
-    println!(
+    out!(
         "moved {moved} message(s) from {} to {}",
-        args.dlq, args.queue
+        args.dlq,
+        args.queue
     );
     Ok(ExitCode::SUCCESS)
 }

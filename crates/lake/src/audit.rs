@@ -100,10 +100,12 @@ impl Lake {
             rows.zip(reasons.into_iter().zip(times))
         {
             let Some(location) = location else { continue };
+            let content_id = content.unwrap_or_default();
+            let status = LedgerStatus::parse(status.as_deref(), &location, &content_id)?;
             files.entry(location).or_default().push(LedgerFile {
-                content_id: content.unwrap_or_default(),
+                content_id,
                 etag,
-                status: LedgerStatus::parse(status.as_deref()),
+                status,
                 reason,
                 loaded_at: at.unwrap_or_default(),
             });

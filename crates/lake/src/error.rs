@@ -36,6 +36,43 @@ pub enum LakeError {
     Invariant { table: &'static str, detail: String },
     #[error(transparent)]
     Core(#[from] deltaload_core::CoreError),
+    #[error(
+        "ledger row of {location} (content {content_id}) has status {}, which is none of \
+         loading, loaded or refused: the row is damaged or was written by another tool, and \
+         the file's state is unknown; delete the row from the ledger table (predicate \
+         location = '{location}' AND content_id = '{content_id}', e.g. with deltalake's \
+         DeltaTable.delete) and load the file again, which changes orders only where its \
+         changes are newer",
+        status.as_deref().map_or("missing".to_string(), |s| format!("{s:?}"))
+    )]
+    LedgerStatus {
+        location: String,
+        content_id: String,
+        status: Option<String>,
+    },
+    #[error(
+        "{attempts} attempts each lost a commit race to another writer, the last with: \
+         {source}; the load changed nothing and can run again (a message comes back by itself)"
+    )]
+    Conflicts {
+        attempts: u32,
+        #[source]
+        source: Box<LakeError>,
+    },
+    #[error(
+        "--key {key:?} cannot be a key of {table}: its key column {column} holds whole numbers"
+    )]
+    Key {
+        table: &'static str,
+        column: &'static str,
+        key: String,
+    },
+    #[error("printing table {table}: {source}")]
+    Output {
+        table: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no table {table} at {url}: nothing has been loaded into this lake yet")]
     Missing { table: &'static str, url: String },
 }
@@ -60,6 +97,10 @@ impl LakeError {
             table,
             source: Box::new(source),
         }
+    }
+
+    pub(crate) fn output(table: &'static str) -> impl FnOnce(std::io::Error) -> Self {
+        move |source| Self::Output { table, source }
     }
 
     pub(crate) fn arrow(

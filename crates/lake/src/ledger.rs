@@ -33,11 +33,23 @@ impl LedgerStatus {
         }
     }
 
-    pub(crate) fn parse(text: Option<&str>) -> Self {
+    /// Reads the `status` of the ledger row of `location` and `content_id`. A
+    /// missing or unknown status is an error, never a default: read as `loaded`,
+    /// a damaged row or one written by another tool would skip its file forever.
+    pub(crate) fn parse(
+        text: Option<&str>,
+        location: &str,
+        content_id: &str,
+    ) -> Result<Self, LakeError> {
         match text {
-            Some("refused") => Self::Refused,
-            Some("loading") => Self::Loading,
-            _ => Self::Loaded,
+            Some("loading") => Ok(Self::Loading),
+            Some("loaded") => Ok(Self::Loaded),
+            Some("refused") => Ok(Self::Refused),
+            other => Err(LakeError::LedgerStatus {
+                location: location.to_string(),
+                content_id: content_id.to_string(),
+                status: other.map(str::to_string),
+            }),
         }
     }
 }
@@ -99,10 +111,11 @@ impl Lake {
                 if !keys.contains(&key) {
                     continue;
                 }
+                let status = LedgerStatus::parse(status.as_deref(), &key.0, &key.1)?;
                 seen.insert(
                     key,
                     Seen {
-                        status: LedgerStatus::parse(status.as_deref()),
+                        status,
                         reason,
                         orders_version: version.map(|v| v as u64),
                     },
@@ -127,5 +140,34 @@ impl Lake {
         self.ledger =
             replace_where(&self.ledger, TableName::Ledger, vec![batch], predicate).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_written_reads_back() {
+        for status in [
+            LedgerStatus::Loading,
+            LedgerStatus::Loaded,
+            LedgerStatus::Refused,
+        ] {
+            let read = LedgerStatus::parse(Some(status.as_str()), "/in/a.csv", "sha256:1");
+            assert_eq!(read.ok(), Some(status));
+        }
+    }
+
+    #[test]
+    fn a_missing_or_unknown_status_is_an_error_naming_the_row() {
+        for text in [None, Some(""), Some("LOADED"), Some("done")] {
+            let err = LedgerStatus::parse(text, "/in/a.csv", "sha256:1")
+                .expect_err("an unknown status must not read as a known one");
+            let message = err.to_string();
+            assert!(message.contains("/in/a.csv"), "{message}");
+            assert!(message.contains("sha256:1"), "{message}");
+            assert!(message.contains("delete the row"), "{message}");
+        }
     }
 }

@@ -39,7 +39,9 @@ pub use maintain::{MaintainOptions, Maintained};
 pub use outcome::FaultPoint;
 pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 pub use schema::{TableName, ORDERS_FILE_BYTES};
-pub use show::{render_table, table_rows, table_version};
+pub use show::{
+    show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
+};
 
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;

@@ -185,11 +185,23 @@ impl Lake {
             match self.load_round(candidates, round, outcomes, opts).await {
                 Err(e) if retry::is_conflict(&e) && attempt < retry::ATTEMPTS => {
                     let wait = retry::backoff(attempt);
-                    tracing::warn!(error = %e, attempt, wait_ms = wait.as_millis() as u64,
-                        "commit conflict with another writer; running the load again");
+                    attempt += 1;
+                    // Expected with several writers, and handled: INFO. Should
+                    // every attempt lose, the caller logs the failure as an error.
+                    tracing::info!(
+                        attempt,
+                        of = retry::ATTEMPTS,
+                        wait_ms = wait.as_millis() as u64,
+                        "commit conflict with another writer; running the load again"
+                    );
                     self.commit_retries += 1;
                     tokio::time::sleep(wait).await;
-                    attempt += 1;
+                }
+                Err(e) if retry::is_conflict(&e) => {
+                    return Err(LakeError::Conflicts {
+                        attempts: attempt,
+                        source: Box::new(e),
+                    })
                 }
                 done => return done,
             }

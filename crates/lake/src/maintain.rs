@@ -142,7 +142,8 @@ async fn maintain_table(
                     done.conflicts_retried += 1;
                     tracing::info!(
                         table = name.as_str(),
-                        attempt,
+                        attempt = attempt + 1,
+                        of = ATTEMPTS,
                         "compaction lost to a concurrent commit: planned again"
                     );
                     tokio::time::sleep(backoff(attempt)).await;

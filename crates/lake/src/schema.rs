@@ -55,6 +55,16 @@ impl TableName {
         }
     }
 
+    /// The column `show --key` looks a value up in, and whether it holds whole
+    /// numbers (else text).
+    pub fn key_column(self) -> (&'static str, bool) {
+        match self {
+            Self::Orders => ("order_id", true),
+            Self::RejectedOrders => ("source_file", false),
+            Self::Ledger | Self::Reconciliation => ("location", false),
+        }
+    }
+
     /// Columns to order rows by when the table is shown.
     pub fn sort_columns(self) -> &'static str {
         match self {

@@ -7,6 +7,7 @@ use deltalake::arrow::array::{Array, ArrayRef, AsArray};
 use deltalake::arrow::compute::cast;
 use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::execution::SendableRecordBatchStream;
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
 use deltalake::kernel::StructType;
@@ -109,14 +110,12 @@ pub(crate) async fn open_or_create(
     }
 }
 
-/// Runs `sql` with the table registered as `name`, and collects the result.
-pub(crate) async fn query(
+/// Registers the table as `name` in `ctx` (its storage too), replacing an earlier one.
+async fn register(
     ctx: &SessionContext,
     table: &DeltaTable,
     name: TableName,
-    sql: &str,
-) -> Result<Vec<RecordBatch>, LakeError> {
-    let err = LakeError::query(name.as_str());
+) -> Result<(), LakeError> {
     table
         .update_datafusion_session(&ctx.state())
         .map_err(|e| LakeError::Invariant {
@@ -131,11 +130,40 @@ pub(crate) async fn query(
         .map_err(LakeError::query(name.as_str()))?;
     ctx.register_table(name.as_str(), provider)
         .map_err(LakeError::query(name.as_str()))?;
+    Ok(())
+}
+
+/// Runs `sql` with the table registered as `name`, and collects the result.
+pub(crate) async fn query(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: TableName,
+    sql: &str,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    register(ctx, table, name).await?;
     let df = ctx
         .sql(sql)
         .await
         .map_err(LakeError::query(name.as_str()))?;
-    df.collect().await.map_err(err)
+    df.collect().await.map_err(LakeError::query(name.as_str()))
+}
+
+/// Runs `sql` with the table registered as `name`, as a stream of batches (never
+/// all held at once).
+pub(crate) async fn query_stream(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: TableName,
+    sql: &str,
+) -> Result<SendableRecordBatchStream, LakeError> {
+    register(ctx, table, name).await?;
+    let df = ctx
+        .sql(sql)
+        .await
+        .map_err(LakeError::query(name.as_str()))?;
+    df.execute_stream()
+        .await
+        .map_err(LakeError::query(name.as_str()))
 }
 
 /// Quotes a string as an SQL literal.

@@ -1,0 +1,154 @@
+//! `deltaload show`: the first rows by key, every row streamed, one key, three
+//! formats; and every command ends quietly when its reader goes away.
+
+use crate::deltaload;
+use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
+use std::process::{Command, Stdio};
+
+/// A sandbox whose lake holds orders 1..=30 (loaded from `raw/many.csv`).
+fn thirty_orders() -> Sandbox {
+    let sb = Sandbox::new();
+    let mut text = HEADER.to_string();
+    for id in (1..=30).rev() {
+        text.push_str(&format!(
+            "{id},C{id},placed,{id}.50,EUR,,2026-10-01T10:00:00\n"
+        ));
+    }
+    sb.file("many.csv", text);
+    let load = deltaload(&sb, &["load", "raw/many.csv"], None);
+    assert_eq!(load.status.code(), Some(0), "{}", stderr(&load));
+    sb
+}
+
+fn show(sb: &Sandbox, extra: &[&str]) -> (String, String) {
+    let mut args = vec!["show", "orders"];
+    args.extend_from_slice(extra);
+    let out = deltaload(sb, &args, None);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    (stdout(&out), stderr(&out))
+}
+
+/// The order ids of a text table's rows, in the order printed.
+fn ids_in_table(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|id| id.parse().ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn by_default_the_first_twenty_by_key_and_the_total() {
+    let sb = thirty_orders();
+    let (text, _) = show(&sb, &[]);
+    assert_eq!(ids_in_table(&text), (1..=20).collect::<Vec<_>>(), "{text}");
+    assert!(
+        text.ends_with("20 of 30 row(s), the first by order_id; --limit N shows more, --limit 0 all; table orders version 1\n"),
+        "{text}"
+    );
+    let (text, _) = show(&sb, &["--limit", "40"]);
+    assert_eq!(ids_in_table(&text).len(), 30);
+    assert!(
+        text.ends_with("\n30 row(s), table orders version 1\n"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_row_as_csv_and_json_lines_for_pipes() {
+    let sb = thirty_orders();
+    let (csv, counts) = show(&sb, &["--limit", "0", "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap_or_default()
+            .starts_with("order_id,customer_id,status,amount"),
+        "{csv}"
+    );
+    let mut ids: Vec<u32> = lines
+        .map(|l| l.split(',').next().unwrap_or_default().parse().expect("id"))
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=30).collect::<Vec<_>>());
+    assert_eq!(
+        counts, "30 row(s), table orders version 1\n",
+        "counts on stderr"
+    );
+    let (json, _) = show(&sb, &["--limit", "3", "--format", "json"]);
+    let rows: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let ids: Vec<i64> = rows.iter().filter_map(|r| r["order_id"].as_i64()).collect();
+    assert_eq!(ids, [1, 2, 3], "{json}");
+    assert_eq!(rows[0]["status"], "placed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_key_is_looked_up_and_a_bad_key_is_explained() {
+    let sb = thirty_orders();
+    let (text, _) = show(&sb, &["--key", "17"]);
+    assert_eq!(ids_in_table(&text), [17], "{text}");
+    assert!(
+        text.ends_with("\n1 row(s), table orders version 1\n"),
+        "{text}"
+    );
+    let (none, _) = show(&sb, &["--key", "99"]);
+    assert!(
+        none.ends_with("0 row(s), table orders version 1\n"),
+        "{none}"
+    );
+    let bad = deltaload(&sb, &["show", "orders", "--key", "x17"], None);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("order_id holds whole numbers"),
+        "{}",
+        stderr(&bad)
+    );
+    let location = sb.dir.path().canonicalize().unwrap().join("raw/many.csv");
+    let location = location.to_str().unwrap();
+    let out = deltaload(
+        &sb,
+        &["show", "ledger", "--key", location, "--format", "csv"],
+        None,
+    );
+    assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
+}
+
+/// Runs `deltaload ARGS` in `sb` with its standard output a pipe whose reader
+/// is gone before the command writes anything (`| head -0`).
+fn with_closed_stdout(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deltaload-faulty"))
+        .current_dir(sb.dir.path())
+        .args(args)
+        .env_remove("DELTALOAD_LAKE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run deltaload");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("wait for deltaload")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_output_pipe_ends_every_command_quietly() {
+    let sb = thirty_orders();
+    sb.file(
+        "more.csv",
+        format!("{HEADER}31,C31,placed,1.00,EUR,,2026-10-01T10:00:00\n"),
+    );
+    for args in [
+        &["show", "orders"][..],
+        &["show", "orders", "--limit", "0", "--format", "csv"],
+        &["status"],
+        &["load", "raw/more.csv"],
+    ] {
+        let out = with_closed_stdout(&sb, args);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}: nothing on stderr");
+    }
+    // The load's commit came before its line: the file is loaded.
+    let (text, _) = show(&sb, &["--key", "31"]);
+    assert_eq!(ids_in_table(&text), [31]);
+}
