@@ -20,15 +20,7 @@ pub(crate) async fn aws_and_lake(
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let endpoint = deltaload_aws::settings::endpoint_from_env();
     let s3 = deltaload_aws::s3::s3_client(&aws, endpoint.as_deref());
-    Ok((aws, s3, open_lake(lake).await?))
-}
-
-/// The lake at `--lake`, its tables created when missing.
-pub(crate) async fn open_lake(lake: &str) -> anyhow::Result<deltaload_lake::Lake> {
-    let root = crate::lake_root(lake)?;
-    deltaload_lake::Lake::open(&root)
-        .await
-        .with_context(|| format!("opening the lake at {root}"))
+    Ok((aws, s3, crate::open_lake(lake).await?))
 }
 
 fn line(r: &BackfillReport, dry_run: bool) -> String {

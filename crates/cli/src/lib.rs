@@ -84,6 +84,15 @@ pub(crate) fn lake_root(lake: &str) -> anyhow::Result<deltaload_lake::LakeRoot> 
     Ok(deltaload_aws::settings::lake_root_from_env(lake)?)
 }
 
+/// The lake at `--lake`, its tables created when missing.
+pub(crate) async fn open_lake(lake: &str) -> anyhow::Result<deltaload_lake::Lake> {
+    use anyhow::Context;
+    let root = lake_root(lake)?;
+    deltaload_lake::Lake::open(&root)
+        .await
+        .with_context(|| format!("opening the lake at {root}"))
+}
+
 /// Runs one parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

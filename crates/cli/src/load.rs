@@ -3,7 +3,7 @@
 use crate::args::LoadArgs;
 use crate::output::out;
 use anyhow::Context;
-use deltaload_lake::{local_source, Lake, LakeError, LoadOptions, LoadOutcome, SourceFile};
+use deltaload_lake::{local_source, LakeError, LoadOptions, LoadOutcome, SourceFile};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -34,10 +34,7 @@ pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
 }
 
 pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let root = crate::lake_root(&args.lake)?;
-    let mut lake = Lake::open(&root)
-        .await
-        .with_context(|| format!("opening the lake at {root}"))?;
+    let mut lake = crate::open_lake(&args.lake).await?;
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
     for chunk in args.files.chunks(usize::from(args.batch_size)) {

@@ -40,7 +40,7 @@ pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
             deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
         );
     }
-    let mut lake = crate::backfill::open_lake(&args.lake).await?;
+    let mut lake = crate::open_lake(&args.lake).await?;
     let opts = MaintainOptions {
         target_file_bytes: args.target_file_mb << 20,
         orders_file_bytes: args.orders_file_mb << 20,

@@ -96,7 +96,7 @@ fn time(micros: i64) -> String {
 
 pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     // The lake alone: no AWS configuration is read for a lake on local disk.
-    let mut lake = crate::backfill::open_lake(&args.lake).await?;
+    let mut lake = crate::open_lake(&args.lake).await?;
     let s = lake.status().await.context("reading the lake's status")?;
     out!("files per day:");
     for (day, status, n) in &s.files_per_day {
