@@ -1,7 +1,6 @@
 //! Gzip-compressed change files, from S3 and from disk.
 
 use crate::{deltaload, serve_once};
-use deltaload_lake::TableName;
 use deltaload_tests::localstack::Stack;
 use deltaload_tests::{stderr, stdout, Sandbox, DAY1};
 use std::io::Write;
@@ -51,7 +50,9 @@ async fn load_expands_a_local_csv_gz() {
         stderr(&out)
     );
     assert_eq!(sb.orders().await.len(), 4);
-    let rejects = sb.rows(TableName::RejectedOrders, "order_id").await;
+    let rejects = sb
+        .rows(deltaload_tests::rejected_orders_table(), "order_id")
+        .await;
     assert_eq!(rejects, [["1003"]]);
 }
 

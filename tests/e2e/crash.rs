@@ -3,7 +3,7 @@
 use crate::deltaload;
 use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
 
-const POINTS: [&str; 5] = [
+pub(crate) const POINTS: [&str; 5] = [
     "after-read",
     "after-rejected",
     "after-orders",

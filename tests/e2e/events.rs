@@ -67,7 +67,7 @@ async fn seed_uploads_through_s3_events_end_with_five_orders_and_skip_identical_
         stderr(&out)
     );
     let root = stack.lake_root();
-    let orders = table_rows(&root, TableName::Orders, "order_id, status")
+    let orders = table_rows(&root, &deltaload_tests::orders_table(), "order_id, status")
         .await
         .unwrap();
     let statuses: Vec<String> = orders.iter().map(|r| r.join(" ")).collect();
@@ -81,9 +81,13 @@ async fn seed_uploads_through_s3_events_end_with_five_orders_and_skip_identical_
             "1006 shipped"
         ]
     );
-    let rejects = table_rows(&root, TableName::RejectedOrders, "source_file, order_id")
-        .await
-        .unwrap();
+    let rejects = table_rows(
+        &root,
+        &deltaload_tests::rejected_orders_table(),
+        "source_file, order_id",
+    )
+    .await
+    .unwrap();
     assert_eq!(
         rejects,
         vec![vec![
@@ -91,7 +95,7 @@ async fn seed_uploads_through_s3_events_end_with_five_orders_and_skip_identical_
             "1003".to_string()
         ]]
     );
-    let ledger = table_rows(&root, TableName::Ledger, "status, etag, version_id")
+    let ledger = table_rows(&root, &TableName::Ledger, "status, etag, version_id")
         .await
         .unwrap();
     assert_eq!(ledger.len(), 2, "one row per file version: {ledger:?}");
@@ -138,7 +142,7 @@ async fn a_redelivered_event_changes_nothing_and_a_fixed_file_under_a_refused_ke
         stack.landing
     );
     stack.send(&body).await;
-    let before = table_rows(&stack.lake_root(), TableName::Orders, "*")
+    let before = table_rows(&stack.lake_root(), &deltaload_tests::orders_table(), "*")
         .await
         .unwrap();
     let out = serve_once(&stack);
@@ -150,7 +154,7 @@ async fn a_redelivered_event_changes_nothing_and_a_fixed_file_under_a_refused_ke
         stderr(&out)
     );
     assert_eq!(
-        table_rows(&stack.lake_root(), TableName::Orders, "*")
+        table_rows(&stack.lake_root(), &deltaload_tests::orders_table(), "*")
             .await
             .unwrap(),
         before
@@ -185,11 +189,15 @@ async fn a_mixed_batch_fails_only_the_malformed_message() {
     let lake = Lake::open(&stack.lake_root()).await.expect("lake");
     let handler = stack.handler(lake).await;
     assert_eq!(failed_ids(&handler, &event).await, ["malformed"]);
-    let orders = table_rows(&stack.lake_root(), TableName::Orders, "order_id")
-        .await
-        .unwrap();
+    let orders = table_rows(
+        &stack.lake_root(),
+        &deltaload_tests::orders_table(),
+        "order_id",
+    )
+    .await
+    .unwrap();
     assert_eq!(orders.len(), 4);
-    let ledger = table_rows(&stack.lake_root(), TableName::Ledger, "location, status")
+    let ledger = table_rows(&stack.lake_root(), &TableName::Ledger, "location, status")
         .await
         .unwrap();
     assert_eq!(ledger.len(), 2, "{ledger:?}");
@@ -263,14 +271,18 @@ async fn four_consumers_with_every_event_delivered_twice_load_every_file_once() 
         tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
     let root = stack.lake_root();
-    let ledger = table_rows(&root, TableName::Ledger, "location, status")
+    let ledger = table_rows(&root, &TableName::Ledger, "location, status")
         .await
         .unwrap();
     assert_eq!(ledger.len(), 200, "every file in the ledger once");
     assert!(ledger.iter().all(|r| r[1] == "loaded"), "{ledger:?}");
-    let orders = table_rows(&root, TableName::Orders, "order_id, updated_at")
-        .await
-        .unwrap();
+    let orders = table_rows(
+        &root,
+        &deltaload_tests::orders_table(),
+        "order_id, updated_at",
+    )
+    .await
+    .unwrap();
     assert_eq!(orders.len(), 1005, "orders 0..1005 once each");
     for row in &orders {
         let id: i64 = row[0].parse().unwrap();
@@ -281,7 +293,7 @@ async fn four_consumers_with_every_event_delivered_twice_load_every_file_once() 
             "order {id} holds its newest change"
         );
     }
-    let recon = table_rows(&root, TableName::Reconciliation, "balanced, records")
+    let recon = table_rows(&root, &TableName::Reconciliation, "balanced, records")
         .await
         .unwrap();
     assert_eq!(recon.len(), 200);

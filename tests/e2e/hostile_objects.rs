@@ -30,7 +30,7 @@ async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
         stderr(&out)
     );
     let root = stack.lake_root();
-    let ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "location, status, reason")
+    let ledger = deltaload_lake::table_rows(&root, &TableName::Ledger, "location, status, reason")
         .await
         .unwrap();
     let at = |key: &str| format!("s3://{}/{key}", stack.landing);
@@ -46,7 +46,7 @@ async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
     // The 1 MB customer id loads; the 10 MB amount is one reject with its reason.
     let rejects = deltaload_lake::table_rows(
         &root,
-        TableName::RejectedOrders,
+        &deltaload_tests::rejected_orders_table(),
         "source_file, line_number, length(raw_line), reason",
     )
     .await
@@ -93,7 +93,7 @@ async fn an_object_over_the_size_limit_is_refused_unread_and_acknowledged() {
         "{}",
         stderr(&out)
     );
-    let ledger = deltaload_lake::table_rows(&stack.lake_root(), TableName::Ledger, "location")
+    let ledger = deltaload_lake::table_rows(&stack.lake_root(), &TableName::Ledger, "location")
         .await
         .unwrap();
     assert!(ledger.is_empty(), "{ledger:?}");
@@ -136,7 +136,7 @@ async fn dot_segments_and_quotes_in_keys_are_read_literally() {
     );
     let root = stack.lake_root();
     let at = |key: &str| format!("s3://{}/{key}", stack.landing);
-    let mut ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "location, status")
+    let mut ledger = deltaload_lake::table_rows(&root, &TableName::Ledger, "location, status")
         .await
         .unwrap();
     // The two messages may come in one receive or in two, so by load time the
@@ -147,15 +147,19 @@ async fn dot_segments_and_quotes_in_keys_are_read_literally() {
         vec![at(quoted), "loaded".to_string()],
     ];
     assert_eq!(ledger, expected);
-    let orders = deltaload_lake::table_rows(&root, TableName::Orders, "order_id, status")
-        .await
-        .unwrap();
-    let ids: Vec<&str> = orders.iter().map(|r| r[0].as_str()).collect();
-    assert_eq!(ids, ["1001", "1002", "1004", "1005", "1006"], "{orders:?}");
-    let rejects =
-        deltaload_lake::table_rows(&root, TableName::RejectedOrders, "source_file, order_id")
+    let orders =
+        deltaload_lake::table_rows(&root, &deltaload_tests::orders_table(), "order_id, status")
             .await
             .unwrap();
+    let ids: Vec<&str> = orders.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ids, ["1001", "1002", "1004", "1005", "1006"], "{orders:?}");
+    let rejects = deltaload_lake::table_rows(
+        &root,
+        &deltaload_tests::rejected_orders_table(),
+        "source_file, order_id",
+    )
+    .await
+    .unwrap();
     assert_eq!(rejects, vec![vec![at(quoted), "1003".to_string()]]);
     // The listing names the same objects: nothing is reported missing or changed.
     let check = stack.cli(

@@ -158,11 +158,11 @@ async fn the_bootstrap_under_cargo_lambdas_emulator_loads_an_sqs_event() {
         );
     }
     let root = stack.lake_root();
-    let orders = deltaload_lake::table_rows(&root, TableName::Orders, "order_id")
+    let orders = deltaload_lake::table_rows(&root, &deltaload_tests::orders_table(), "order_id")
         .await
         .expect("orders");
     assert_eq!(orders.len(), 5, "{orders:?}");
-    let ledger = deltaload_lake::table_rows(&root, TableName::Ledger, "status")
+    let ledger = deltaload_lake::table_rows(&root, &TableName::Ledger, "status")
         .await
         .expect("ledger");
     assert_eq!(

@@ -29,7 +29,10 @@ async fn seed_sequence_1_2_2_1_prints_the_seed_counts_and_ends_with_five_orders(
          raw/changes/2026-10-03.csv: already loaded (table version 1), skipped\n"
     );
     let orders = sb
-        .rows(TableName::Orders, "order_id, status, amount, updated_at")
+        .rows(
+            deltaload_tests::orders_table(),
+            "order_id, status, amount, updated_at",
+        )
         .await;
     let expected = [
         ["1001", "shipped", "25.50", "2026-10-02T08:00:00Z"],
@@ -43,7 +46,10 @@ async fn seed_sequence_1_2_2_1_prints_the_seed_counts_and_ends_with_five_orders(
         expected.map(|r| r.map(String::from).to_vec()).to_vec()
     );
     let rejected = sb
-        .rows(TableName::RejectedOrders, "order_id, raw_line, line_number")
+        .rows(
+            deltaload_tests::rejected_orders_table(),
+            "order_id, raw_line, line_number",
+        )
         .await;
     assert_eq!(
         rejected,
@@ -112,7 +118,7 @@ async fn changed_content_under_the_same_name_is_loaded() {
         "raw/day.csv: 0 rejected, 0 updated, 1 added, table version 2\n"
     );
     assert!(
-        sb.rows(TableName::RejectedOrders, "raw_line")
+        sb.rows(deltaload_tests::rejected_orders_table(), "raw_line")
             .await
             .is_empty(),
         "the corrected file's rejects replace the old ones"
@@ -143,7 +149,9 @@ async fn header_only_bom_and_crlf_files_load() {
         "raw/empty.csv: 0 rejected, 0 updated, 0 added, table version 0\n\
          raw/crlf.csv: 1 rejected, 0 updated, 4 added, table version 1\n"
     );
-    let raw = sb.rows(TableName::RejectedOrders, "raw_line").await;
+    let raw = sb
+        .rows(deltaload_tests::rejected_orders_table(), "raw_line")
+        .await;
     assert_eq!(
         raw,
         vec![vec![

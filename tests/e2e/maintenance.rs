@@ -46,7 +46,7 @@ async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_r
     let before_files = parquet_files(&orders_dir);
     assert!(before_files >= 6, "{before_files} files");
     let state = sb.state().await;
-    let rows = sb.rows(TableName::Orders, ALL_ORDERS).await;
+    let rows = sb.rows(deltaload_tests::orders_table(), ALL_ORDERS).await;
 
     let short = deltaload(&sb, &["maintain", "--retain-hours", "0"], None);
     assert_eq!(short.status.code(), Some(1));
@@ -99,7 +99,10 @@ async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_r
             .to_string_lossy()
             .ends_with(".checkpoint.parquet")));
     assert_eq!(sb.state().await, state);
-    assert_eq!(sb.rows(TableName::Orders, ALL_ORDERS).await, rows);
+    assert_eq!(
+        sb.rows(deltaload_tests::orders_table(), ALL_ORDERS).await,
+        rows
+    );
 
     // Loads go on as before: a loaded file is skipped, a new one loads.
     let again = deltaload(&sb, &["load", "raw/f0.csv"], None);
@@ -175,7 +178,9 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
     let ledger = sb.rows(TableName::Ledger, "status").await;
     assert_eq!(ledger.len(), 12);
     assert!(ledger.iter().all(|r| r[0] == "loaded"));
-    let orders = sb.rows(TableName::Orders, "order_id, updated_at").await;
+    let orders = sb
+        .rows(deltaload_tests::orders_table(), "order_id, updated_at")
+        .await;
     assert_eq!(orders.len(), 20, "every order once");
     // Writer 2's last file (hour 13) is the newest change of every order.
     assert!(

@@ -7,11 +7,11 @@ use deltaload_tests::{stderr, stdout, Sandbox, DAY1, DAY2, HEADER};
 async fn versions(sb: &Sandbox) -> Vec<Option<u64>> {
     let mut v = Vec::new();
     for t in [
-        TableName::Orders,
-        TableName::RejectedOrders,
+        deltaload_tests::orders_table(),
+        deltaload_tests::rejected_orders_table(),
         TableName::Reconciliation,
     ] {
-        v.push(table_version(&sb.root, t).await.unwrap());
+        v.push(table_version(&sb.root, &t).await.unwrap());
     }
     v
 }

@@ -1,6 +1,6 @@
 //! Every rejection rule of the contract, and rejects replaced per file, never doubled.
 
-use deltaload_lake::{LoadOutcome, TableName};
+use deltaload_lake::LoadOutcome;
 use deltaload_tests::{Sandbox, HEADER};
 
 const GOOD: &str = "1,C1,placed,10.00,EUR,2026-10-01T09:00:00,2026-10-01T09:00:00";
@@ -70,7 +70,10 @@ async fn each_rule_rejects_its_record_with_line_raw_text_and_reason() {
     assert_eq!(done.figures.rejected, BAD.len() as u64);
     assert_eq!(done.figures.inserted, 1);
     let rows = sb
-        .rows(TableName::RejectedOrders, "line_number, raw_line, reason")
+        .rows(
+            deltaload_tests::rejected_orders_table(),
+            "line_number, raw_line, reason",
+        )
         .await;
     assert_eq!(rows.len(), BAD.len());
     for (i, ((record, word), row)) in BAD.iter().zip(&rows).enumerate() {
@@ -119,7 +122,7 @@ async fn reloading_replaces_a_files_rejects_and_keeps_other_files_rejects() {
     sb.load(&b, false).await;
     let before = sb
         .rows(
-            TableName::RejectedOrders,
+            deltaload_tests::rejected_orders_table(),
             "source_file, line_number, raw_line",
         )
         .await;
@@ -128,7 +131,7 @@ async fn reloading_replaces_a_files_rejects_and_keeps_other_files_rejects() {
     sb.load(&a, true).await;
     let after = sb
         .rows(
-            TableName::RejectedOrders,
+            deltaload_tests::rejected_orders_table(),
             "source_file, line_number, raw_line",
         )
         .await;

@@ -194,7 +194,7 @@ async fn backfill_enqueues_what_the_ledger_lacks_once_and_selects_exactly() {
 
     // --force reprocesses; nothing is newer, so orders stay as they are.
     let root = stack.lake_root();
-    let before = deltaload_lake::table_rows(&root, deltaload_lake::TableName::Orders, "*")
+    let before = deltaload_lake::table_rows(&root, &deltaload_tests::orders_table(), "*")
         .await
         .unwrap();
     let forced = backfill(&["--force", "--match", "old/a/*.csv"]);
@@ -209,7 +209,7 @@ async fn backfill_enqueues_what_the_ledger_lacks_once_and_selects_exactly() {
         "{}",
         stdout(&out)
     );
-    let after = deltaload_lake::table_rows(&root, deltaload_lake::TableName::Orders, "*")
+    let after = deltaload_lake::table_rows(&root, &deltaload_tests::orders_table(), "*")
         .await
         .unwrap();
     assert_eq!(after, before);

@@ -4,6 +4,7 @@
 pub mod faulty_store;
 pub mod localstack;
 
+use deltaload_core::{Dataset, Spec};
 use deltaload_lake::{
     lake_url, table_rows, Lake, LakeRoot, LoadOptions, LoadOutcome, SourceFile, TableName,
 };
@@ -18,18 +19,35 @@ pub const DAY1: &str = include_str!("../../examples/seed/raw/changes/2026-10-03.
 /// The seed's second day (seed 000, `2026-10-04.csv`).
 pub const DAY2: &str = include_str!("../../examples/seed/raw/changes/2026-10-04.csv");
 
+/// The built-in dataset's table.
+pub fn orders_table() -> TableName {
+    TableName::Target(Dataset::orders())
+}
+
+/// The built-in dataset's rejects.
+pub fn rejected_orders_table() -> TableName {
+    TableName::Rejected(Dataset::orders())
+}
+
 /// A lake and a folder of change files, both in one temporary directory.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
     pub root: LakeRoot,
+    /// The datasets the lake is opened with (the built-in `orders` by default).
+    pub spec: Spec,
 }
 
 impl Sandbox {
     pub fn new() -> Self {
+        Self::with_spec(Spec::builtin())
+    }
+
+    /// A sandbox whose lake holds `spec`'s datasets.
+    pub fn with_spec(spec: Spec) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let root =
             lake_url(dir.path().join("lake").to_str().expect("utf-8 path")).expect("lake url");
-        Self { dir, root }
+        Self { dir, root, spec }
     }
 
     /// A sandbox with the seed's two days as `raw/a.csv` and `raw/b.csv`.
@@ -53,7 +71,9 @@ impl Sandbox {
     }
 
     pub async fn lake(&self) -> Lake {
-        Lake::open(&self.root).await.expect("open lake")
+        Lake::open_spec(&self.root, &self.spec)
+            .await
+            .expect("open lake")
     }
 
     /// Loads `path` in-process, the way the CLI does.
@@ -84,12 +104,12 @@ impl Sandbox {
             .expect("load batch")
     }
 
-    /// The current version of every table, in [`TableName::ALL`] order.
+    /// The current version of every table, in [`TableName::all`] order.
     pub async fn versions(&self) -> Vec<Option<u64>> {
         let mut versions = Vec::new();
-        for name in TableName::ALL {
+        for name in TableName::all(&self.spec.datasets) {
             versions.push(
-                deltaload_lake::table_version(&self.root, name)
+                deltaload_lake::table_version(&self.root, &name)
                     .await
                     .expect("table version"),
             );
@@ -99,7 +119,7 @@ impl Sandbox {
 
     /// Rows of a table as text, sorted by its key.
     pub async fn rows(&self, table: TableName, columns: &str) -> Vec<Vec<String>> {
-        table_rows(&self.root, table, columns)
+        table_rows(&self.root, &table, columns)
             .await
             .expect("table rows")
     }
@@ -107,7 +127,7 @@ impl Sandbox {
     /// The contract columns of `orders`, sorted by order_id.
     pub async fn orders(&self) -> Vec<Vec<String>> {
         self.rows(
-            TableName::Orders,
+            orders_table(),
             "order_id, customer_id, status, amount, currency, ordered_at, updated_at",
         )
         .await
@@ -118,7 +138,13 @@ impl Sandbox {
     /// rows sorted, as files loaded together share a load time).
     pub async fn state(&self) -> Vec<Vec<Vec<String>>> {
         let dir = self.dir.path().canonicalize().expect("sandbox path");
-        lake_state(&self.root, dir.to_str().expect("utf-8 path"), "<sandbox>").await
+        lake_state_of(
+            &self.root,
+            &self.spec,
+            dir.to_str().expect("utf-8 path"),
+            "<sandbox>",
+        )
+        .await
     }
 
     /// Runs the `deltaload` command at `exe` in the sandbox, with `DELTALOAD_FAULT`
@@ -127,7 +153,9 @@ impl Sandbox {
         let mut cmd = Command::new(exe);
         cmd.current_dir(self.dir.path())
             .args(args)
-            .env_remove("DELTALOAD_LAKE");
+            .env_remove("DELTALOAD_LAKE")
+            .env_remove("DELTALOAD_SPEC")
+            .env_remove("DELTALOAD_DATASET");
         if let Some(point) = fault {
             cmd.env("DELTALOAD_FAULT", point);
         }
@@ -155,30 +183,50 @@ pub fn stderr(out: &Output) -> String {
 /// reproduce (load times and versions left out, `replace` written `with`, rows
 /// sorted).
 pub async fn lake_state(root: &LakeRoot, replace: &str, with: &str) -> Vec<Vec<Vec<String>>> {
-    let rows =
-        |table, columns| async move { table_rows(root, table, columns).await.expect("table rows") };
-    let tables = vec![
-        rows(
-            TableName::Orders,
-            "order_id, customer_id, status, amount, currency, ordered_at, updated_at, source_file",
-        )
-        .await,
-        rows(
-            TableName::RejectedOrders,
-            "source_file, content_id, line_number, order_id, raw_line, reason",
-        )
-        .await,
+    lake_state_of(root, &Spec::builtin(), replace, with).await
+}
+
+/// [`lake_state`] of a lake holding `spec`'s datasets.
+pub async fn lake_state_of(
+    root: &LakeRoot,
+    spec: &Spec,
+    replace: &str,
+    with: &str,
+) -> Vec<Vec<Vec<String>>> {
+    let rows = |table: TableName, columns: String| async move {
+        table_rows(root, &table, &columns)
+            .await
+            .expect("table rows")
+    };
+    let mut tables = Vec::new();
+    for d in &spec.datasets {
+        let columns: Vec<String> = d
+            .column_names()
+            .iter()
+            .map(|c| deltaload_lake::quoted(c))
+            .chain(["source_file".to_string()])
+            .collect();
+        tables.push(rows(TableName::Target(d.clone()), columns.join(", ")).await);
+        let rejected = format!(
+            "source_file, content_id, line_number, {}, raw_line, reason",
+            deltaload_lake::quoted(d.reject_key_column())
+        );
+        tables.push(rows(TableName::Rejected(d.clone()), rejected).await);
+    }
+    tables.push(
         rows(
             TableName::Ledger,
-            "location, content_id, size, status, reason, records, rejected, inserted, updated, stale",
+            "location, content_id, size, status, reason, records, rejected, inserted, updated, stale, dataset".into(),
         )
         .await,
+    );
+    tables.push(
         rows(
             TableName::Reconciliation,
-            "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced",
+            "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced, dataset".into(),
         )
         .await,
-    ];
+    );
     tables
         .into_iter()
         .map(|rows| {

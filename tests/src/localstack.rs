@@ -363,6 +363,8 @@ impl Stack {
         cmd.args(args)
             .env_remove("DELTALOAD_LAKE")
             .env_remove("DELTALOAD_SOURCES")
+            .env_remove("DELTALOAD_SPEC")
+            .env_remove("DELTALOAD_DATASET")
             .env_remove("AWS_ALLOW_HTTP")
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_REGION", REGION)

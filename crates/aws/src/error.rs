@@ -35,6 +35,8 @@ pub enum AwsError {
     Panicked,
     #[error(transparent)]
     Lake(#[from] deltaload_lake::LakeError),
+    #[error(transparent)]
+    Spec(#[from] deltaload_core::SpecError),
 }
 
 /// An AWS SDK error in one line, for people: the service's code, HTTP status and

@@ -1,20 +1,26 @@
 //! One batch of SQS messages: each body parsed on its own, each announced object
 //! loaded into the lake, and the messages that must come back reported.
 //!
-//! The files of all the messages are loaded together, with one commit per table
-//! (see `Lake::load_batch`). A message succeeds when all its files loaded, were
-//! skipped by the ledger, were refused (bad header, too large, outside the allowed
-//! sources) or were deleted before they could be read. It fails, so that SQS delivers it again, when its
+//! Each object goes to the dataset whose source prefix holds it; the files of
+//! all the messages are loaded together, one load per dataset, with one commit
+//! per table (see `Lake::load_into`). A message succeeds when all its files
+//! loaded, were skipped by the ledger, were refused (bad header, too large,
+//! outside the allowed sources or under no dataset's source) or were deleted
+//! before they could be read. It fails, so that SQS delivers it again, when its
 //! body is not an S3 event (after `maxReceiveCount` it rests in the dead-letter
 //! queue) or when a read or a commit failed. A panic fails only its own message.
 
 use crate::error::AwsError;
 use crate::event::{parse_body, Body, ObjectRef};
+use crate::report::tally;
+pub use crate::report::{BatchReport, DatasetFigures, UNROUTED};
 use crate::s3::{s3_client, Fetched, S3Reader};
 use crate::settings::{Settings, Sources};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use deltaload_core::Spec;
 use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
@@ -31,72 +37,6 @@ pub struct Message {
     pub body: String,
 }
 
-/// What a batch did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BatchReport {
-    /// Ids of the messages to deliver again.
-    pub failures: Vec<String>,
-    pub messages: usize,
-    pub loaded: usize,
-    pub skipped: usize,
-    pub refused: usize,
-    pub missing: usize,
-    pub ignored: usize,
-    /// Figures of the files loaded (not of those skipped or refused).
-    pub records: u64,
-    pub rejected: u64,
-    pub duplicates: u64,
-    pub inserted: u64,
-    pub updated: u64,
-    pub stale: u64,
-    /// Load rounds run again after a commit conflict with another writer.
-    pub retries: usize,
-    /// Time spent loading, in milliseconds.
-    pub load_ms: u64,
-}
-
-impl BatchReport {
-    /// The summary line of `serve --once`: messages and files, then the figures
-    /// of the files loaded (records = rejected + duplicates + inserted + updated + stale).
-    pub fn summary(&self) -> String {
-        format!(
-            "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
-             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale",
-            self.messages,
-            self.loaded,
-            self.skipped,
-            self.refused,
-            self.missing,
-            self.failures.len(),
-            self.records,
-            self.rejected,
-            self.duplicates,
-            self.inserted,
-            self.updated,
-            self.stale
-        )
-    }
-
-    /// Adds another report's figures to this one.
-    pub fn absorb(&mut self, other: BatchReport) {
-        self.failures.extend(other.failures);
-        self.messages += other.messages;
-        self.loaded += other.loaded;
-        self.skipped += other.skipped;
-        self.refused += other.refused;
-        self.missing += other.missing;
-        self.ignored += other.ignored;
-        self.records += other.records;
-        self.rejected += other.rejected;
-        self.duplicates += other.duplicates;
-        self.inserted += other.inserted;
-        self.updated += other.updated;
-        self.stale += other.stale;
-        self.retries += other.retries;
-        self.load_ms += other.load_ms;
-    }
-}
-
 /// Messages read and ready to load together, with the range of `files` each owns.
 #[derive(Default)]
 struct Group<'a> {
@@ -109,6 +49,8 @@ pub struct Handler {
     lake: Mutex<Lake>,
     reader: S3Reader,
     sources: Sources,
+    /// The lake's datasets: where each object goes.
+    spec: Spec,
     /// Print one EMF line per batch on stdout, in this namespace.
     metrics: Option<String>,
     /// No message is read and no load started with less than this left.
@@ -121,6 +63,9 @@ pub struct Handler {
 impl Handler {
     pub fn new(lake: Lake, reader: S3Reader, sources: Sources) -> Self {
         Self {
+            spec: Spec {
+                datasets: lake.datasets(),
+            },
             lake: Mutex::new(lake),
             reader,
             sources,
@@ -156,13 +101,14 @@ impl Handler {
         self
     }
 
-    /// Builds the handler from settings: the lake opened (tables created when
-    /// missing) and an S3 client from the standard AWS configuration.
+    /// Builds the handler from settings: the lake of `spec` opened (tables
+    /// created when missing) and an S3 client from the standard AWS configuration.
     pub async fn from_settings(
         settings: &Settings,
+        spec: &Spec,
         aws: &aws_config::SdkConfig,
     ) -> Result<Self, AwsError> {
-        let lake = Lake::open(&settings.lake_root()?).await?;
+        let lake = Lake::open_spec(&settings.lake_root()?, spec).await?;
         let client = s3_client(aws, settings.endpoint_url.as_deref());
         let handler = Self::new(
             lake,
@@ -207,14 +153,15 @@ impl Handler {
         });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
         let retries_before = self.lake.lock().await.commit_retries();
-        let mut groups = [Group::default(), Group::default()];
+        // By (force, dataset): the files of messages marked `force` load apart.
+        let mut groups: BTreeMap<(bool, usize), Group> = BTreeMap::new();
         for message in messages {
             let span = tracing::info_span!("message", message_id = %message.id);
             if near() {
                 span.in_scope(|| {
                     tracing::warn!("invocation deadline near: message left for redelivery")
                 });
-                report.failures.push(message.id.clone());
+                report.fail(&message.id);
                 continue;
             }
             let outcome = AssertUnwindSafe(self.read_message(message, &mut report))
@@ -223,75 +170,110 @@ impl Handler {
                 .await;
             let _entered = span.enter();
             match settle(outcome) {
-                Ok((read, _)) if read.is_empty() => {}
                 Ok((read, force)) => {
-                    let group = &mut groups[usize::from(force)];
-                    let start = group.files.len();
-                    group.files.extend(read);
-                    group.ready.push((message, start..group.files.len()));
+                    for ds in 0..self.spec.datasets.len() {
+                        let mine: Vec<SourceFile> = read
+                            .iter()
+                            .filter(|(d, _)| *d == ds)
+                            .map(|(_, f)| f.clone())
+                            .collect();
+                        if mine.is_empty() {
+                            continue;
+                        }
+                        let group = groups.entry((force, ds)).or_default();
+                        let start = group.files.len();
+                        group.files.extend(mine);
+                        group.ready.push((message, start..group.files.len()));
+                    }
                 }
                 Err(e) => {
                     failed(&e);
-                    report.failures.push(message.id.clone());
+                    report.fail(&message.id);
                 }
             }
         }
-        for (force, group) in [false, true].into_iter().zip(&groups) {
+        for ((force, ds), group) in &groups {
             if near() {
                 for (message, _) in &group.ready {
                     tracing::warn!(message_id = %message.id, "invocation deadline near: load not started, message left for redelivery");
-                    report.failures.push(message.id.clone());
+                    report.fail(&message.id);
                 }
                 continue;
             }
             let opts = LoadOptions {
-                force,
+                force: *force,
                 ..LoadOptions::default()
             };
-            self.load_group(group, opts, &mut report).await;
+            self.load_group(*ds, group, opts, &mut report).await;
         }
         let retries = self.lake.lock().await.commit_retries() - retries_before;
         report.retries += retries as usize;
+        if let ([only], true) = (self.spec.datasets.as_slice(), report.by_dataset.is_empty()) {
+            // One dataset: a line every batch, as a heartbeat.
+            report
+                .by_dataset
+                .insert(only.name.clone(), DatasetFigures::default());
+        }
         if let Some(namespace) = &self.metrics {
             let now = chrono::Utc::now().timestamp_millis();
-            println!("{}", crate::metrics::emf(namespace, &report, now));
+            for line in crate::metrics::emf_lines(namespace, &report, now) {
+                println!("{line}");
+            }
         }
         report
     }
 
-    async fn load_group(&self, group: &Group<'_>, opts: LoadOptions, report: &mut BatchReport) {
+    async fn load_group(
+        &self,
+        ds: usize,
+        group: &Group<'_>,
+        opts: LoadOptions,
+        report: &mut BatchReport,
+    ) {
         let Group { files, ready } = group;
         if ready.is_empty() {
             return;
         }
         let started = std::time::Instant::now();
-        self.load_ready(files, ready, opts, report).await;
-        report.load_ms += started.elapsed().as_millis() as u64;
+        let retries_before = self.lake.lock().await.commit_retries();
+        self.load_ready(ds, files, ready, opts, report).await;
+        let elapsed = started.elapsed().as_millis() as u64;
+        let retries = self.lake.lock().await.commit_retries() - retries_before;
+        report.load_ms += elapsed;
+        let figures = report
+            .by_dataset
+            .entry(self.spec.datasets[ds].name.clone())
+            .or_default();
+        figures.load_ms += elapsed;
+        figures.retries += retries as usize;
     }
 
     async fn load_ready(
         &self,
+        ds: usize,
         files: &[SourceFile],
         ready: &[(&Message, std::ops::Range<usize>)],
         opts: LoadOptions,
         report: &mut BatchReport,
     ) {
+        let dataset = self.spec.datasets[ds].name.as_str();
         let span = tracing::info_span!(
             "batch",
+            dataset,
             messages = ready.len(),
             files = files.len(),
             force = opts.force
         );
-        let together = AssertUnwindSafe(self.load(files, opts))
+        let together = AssertUnwindSafe(self.load(dataset, files, opts))
             .catch_unwind()
             .instrument(span.clone())
             .await;
         match settle(together) {
-            Ok(outcomes) => tally(report, &outcomes),
+            Ok(outcomes) => tally(report, dataset, &outcomes),
             Err(e) if ready.len() == 1 => {
                 let _entered = span.enter();
                 failed(&e);
-                report.failures.push(ready[0].0.id.clone());
+                report.fail(&ready[0].0.id);
             }
             Err(e) => {
                 span.in_scope(|| {
@@ -299,16 +281,16 @@ impl Handler {
                 });
                 for (message, range) in ready {
                     let span = tracing::info_span!("message", message_id = %message.id);
-                    let alone = AssertUnwindSafe(self.load(&files[range.clone()], opts))
+                    let alone = AssertUnwindSafe(self.load(dataset, &files[range.clone()], opts))
                         .catch_unwind()
                         .instrument(span.clone())
                         .await;
                     let _entered = span.enter();
                     match settle(alone) {
-                        Ok(outcomes) => tally(report, &outcomes),
+                        Ok(outcomes) => tally(report, dataset, &outcomes),
                         Err(e) => {
                             failed(&e);
-                            report.failures.push(message.id.clone());
+                            report.fail(&message.id);
                         }
                     }
                 }
@@ -318,6 +300,7 @@ impl Handler {
 
     async fn load(
         &self,
+        dataset: &str,
         files: &[SourceFile],
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, AwsError> {
@@ -327,7 +310,7 @@ impl Handler {
             ..opts
         };
         let mut lake = self.lake.lock().await;
-        Ok(lake.load_batch(files, opts).await?)
+        Ok(lake.load_into(dataset, files, opts).await?)
     }
 
     /// The Lambda contract: an SQS event in, the messages to retry out.
@@ -352,13 +335,13 @@ impl Handler {
         batch_response(self.handle_until(&messages, deadline).await)
     }
 
-    /// Reads the objects a message announces; the files to load come back, and
-    /// whether the message asks to reprocess them.
+    /// Reads the objects a message announces; the files to load come back, each
+    /// with the index of its dataset, and whether the message asks to reprocess them.
     async fn read_message(
         &self,
         message: &Message,
         report: &mut BatchReport,
-    ) -> Result<(Vec<SourceFile>, bool), AwsError> {
+    ) -> Result<(Vec<(usize, SourceFile)>, bool), AwsError> {
         let (objects, force) = match parse_body(&message.body) {
             Ok(Body::Test) => {
                 tracing::info!("s3:TestEvent acknowledged");
@@ -388,14 +371,37 @@ impl Handler {
         &self,
         object: &ObjectRef,
         report: &mut BatchReport,
-    ) -> Result<Option<SourceFile>, AwsError> {
+    ) -> Result<Option<(usize, SourceFile)>, AwsError> {
+        let unrouted = match self.spec.datasets.as_slice() {
+            [only] => only.name.clone(),
+            _ => UNROUTED.to_string(),
+        };
         if !self.sources.allows(&object.bucket, &object.key) {
             tracing::warn!("object outside the allowed sources: refused, not read");
             report.refused += 1;
+            report.by_dataset.entry(unrouted).or_default().refused += 1;
             return Ok(None);
         }
+        let Some(ds) = self
+            .spec
+            .route(&object.bucket, &object.key)
+            .and_then(|d| self.spec.datasets.iter().position(|o| o.name == d.name))
+        else {
+            tracing::warn!("object under no dataset's source: refused, not read");
+            report.refused += 1;
+            report.by_dataset.entry(unrouted).or_default().refused += 1;
+            return Ok(None);
+        };
+        let refused = |report: &mut BatchReport| {
+            report.refused += 1;
+            report
+                .by_dataset
+                .entry(self.spec.datasets[ds].name.clone())
+                .or_default()
+                .refused += 1;
+        };
         match self.reader.fetch(object).await? {
-            Fetched::File(file) => Ok(Some(file)),
+            Fetched::File(file) => Ok(Some((ds, file))),
             Fetched::Missing(problem) => {
                 tracing::warn!(
                     version = %object.version_id.as_deref().unwrap_or("-"),
@@ -407,12 +413,12 @@ impl Handler {
             }
             Fetched::TooLarge(size) => {
                 tracing::warn!(size, "object larger than the configured limit: refused");
-                report.refused += 1;
+                refused(report);
                 Ok(None)
             }
             Fetched::Unreadable(why) => {
                 tracing::warn!(reason = %why, "compressed object refused");
-                report.refused += 1;
+                refused(report);
                 Ok(None)
             }
         }
@@ -446,23 +452,4 @@ fn settle<T>(
     outcome: Result<Result<T, AwsError>, Box<dyn std::any::Any + Send>>,
 ) -> Result<T, AwsError> {
     outcome.unwrap_or_else(|_| Err(AwsError::Panicked))
-}
-
-fn tally(report: &mut BatchReport, outcomes: &[LoadOutcome]) {
-    for outcome in outcomes {
-        match outcome {
-            LoadOutcome::Loaded(done) => {
-                let f = done.figures;
-                report.loaded += 1;
-                report.records += f.records;
-                report.rejected += f.rejected;
-                report.duplicates += f.duplicates;
-                report.inserted += f.inserted;
-                report.updated += f.updated;
-                report.stale += f.stale;
-            }
-            LoadOutcome::Skipped { .. } => report.skipped += 1,
-            LoadOutcome::Refused(_) => report.refused += 1,
-        }
-    }
 }

@@ -5,8 +5,10 @@
 //!   test events, SNS envelopes), keys decoded as S3 encodes them.
 //! - [`settings`]: configuration read once from the environment, the lake root
 //!   every command resolves the same way, and the AWS configuration.
+//! - [`spec`]: the deployment's datasets, read once from a file or an S3 object.
 //! - [`logging`]: the log filter of the CLI and the Lambda.
 //! - [`s3`]: objects fetched from S3, refused when outside the allowed sources.
+//! - [`report`]: what a batch did, in all and per dataset.
 //! - [`handler`]: one batch of messages loaded; failures reported per message.
 //! - [`deadline`]: the invocation's deadline and the margin kept before it.
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
@@ -26,8 +28,10 @@ pub mod logging;
 pub mod metrics;
 pub mod reconcile;
 pub mod redrive;
+pub mod report;
 pub mod s3;
 pub mod settings;
+pub mod spec;
 
 pub use deltaload_event as event;
 pub use error::AwsError;

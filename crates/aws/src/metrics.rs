@@ -1,14 +1,20 @@
 //! CloudWatch Embedded Metric Format: one JSON line per handled batch on stdout,
 //! which CloudWatch Logs turns into metrics with no API call.
 
-use crate::handler::BatchReport;
+use crate::handler::{BatchReport, DatasetFigures};
 use serde_json::{json, Map, Value};
 
-/// The table the figures are about, the metrics' one dimension.
-const TABLE: &str = "orders";
+/// One EMF line per dataset the batch touched; the `table` dimension names it.
+pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Vec<String> {
+    report
+        .by_dataset
+        .iter()
+        .map(|(table, figures)| emf(namespace, table, figures, timestamp_ms))
+        .collect()
+}
 
-/// The metric names, their units and their values in a report.
-fn figures(r: &BatchReport) -> [(&'static str, &'static str, u64); 10] {
+/// The metric names, their units and their values in a dataset's figures.
+fn figures(r: &DatasetFigures) -> [(&'static str, &'static str, u64); 10] {
     [
         ("FilesLoaded", "Count", r.loaded as u64),
         ("FilesSkipped", "Count", r.skipped as u64),
@@ -23,8 +29,8 @@ fn figures(r: &BatchReport) -> [(&'static str, &'static str, u64); 10] {
     ]
 }
 
-/// The EMF document of a batch, as one line of JSON.
-pub fn emf(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> String {
+/// The EMF document of a dataset's figures in a batch, as one line of JSON.
+pub fn emf(namespace: &str, table: &str, report: &DatasetFigures, timestamp_ms: i64) -> String {
     let figures = figures(report);
     let definitions: Vec<Value> = figures
         .iter()
@@ -37,12 +43,13 @@ pub fn emf(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> String {
             "Timestamp": timestamp_ms,
             "CloudWatchMetrics": [{
                 "Namespace": namespace,
-                "Dimensions": [["table"]],
+                // Per dataset, and summed over all (what the alarms watch).
+                "Dimensions": [["table"], []],
                 "Metrics": definitions,
             }],
         }),
     );
-    doc.insert("table".into(), json!(TABLE));
+    doc.insert("table".into(), json!(table));
     for (name, _, value) in figures {
         doc.insert(name.into(), json!(value));
     }
@@ -85,7 +92,7 @@ mod tests {
 
     #[test]
     fn batches_become_valid_emf_with_the_documented_names() {
-        let report = BatchReport {
+        let report = DatasetFigures {
             loaded: 2,
             records: 13,
             rejected: 1,
@@ -93,9 +100,21 @@ mod tests {
             updated: 2,
             stale: 1,
             load_ms: 250,
-            ..BatchReport::default()
+            ..DatasetFigures::default()
         };
-        let line = emf("deltaload", &report, 1_790_000_000_000);
+        let mut batch = BatchReport::default();
+        batch.by_dataset.insert("orders".into(), report.clone());
+        batch
+            .by_dataset
+            .insert("subscribers".into(), DatasetFigures::default());
+        let lines = emf_lines("deltaload", &batch, 1_790_000_000_000);
+        assert_eq!(lines.len(), 2, "one line per dataset");
+        assert!(
+            lines[1].contains(r#""table":"subscribers""#),
+            "{}",
+            lines[1]
+        );
+        let line = emf("deltaload", "orders", &report, 1_790_000_000_000);
         assert!(!line.contains('\n'));
         valid_emf(&line).unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();

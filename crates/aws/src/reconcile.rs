@@ -5,7 +5,7 @@ use crate::backfill::announce;
 use crate::enqueue::Enqueuer;
 use crate::error::AwsError;
 use crate::listing::{Listed, Lister, S3Prefix, Selection};
-use deltaload_lake::{Lake, LedgerFile, LedgerStatus, OrphanRejects};
+use deltaload_lake::{DuplicateKey, Lake, LedgerFile, LedgerStatus, OrphanRejects};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -54,19 +54,17 @@ pub struct ReconcileReport {
     pub checked: u64,
     pub consistent: u64,
     pub findings: Vec<Finding>,
-    /// Orders found more than once in `orders` (at most 100), with how often.
-    pub duplicate_orders: Vec<(i64, u64)>,
+    /// Keys found more than once in a dataset's table (at most 100 per table), with how often.
+    pub duplicate_keys: Vec<DuplicateKey>,
     /// Rejected rows whose file version the ledger does not hold as loaded.
-    pub orphan_rejects: Vec<(String, String, u64)>,
+    pub orphan_rejects: Vec<OrphanRejects>,
     /// Files sent to the queue for a reload (with `--enqueue`).
     pub enqueued: u64,
 }
 
 impl ReconcileReport {
     pub fn is_consistent(&self) -> bool {
-        self.findings.is_empty()
-            && self.duplicate_orders.is_empty()
-            && self.orphan_rejects.is_empty()
+        self.findings.is_empty() && self.duplicate_keys.is_empty() && self.orphan_rejects.is_empty()
     }
 }
 
@@ -146,19 +144,12 @@ pub async fn reconcile(
             report.enqueued += enqueuer.send(&repairs).await?.sent;
         }
     }
-    report.duplicate_orders = lake.duplicate_orders(DUPLICATES_SHOWN).await?;
+    report.duplicate_keys = lake.duplicate_keys(DUPLICATES_SHOWN).await?;
     report.orphan_rejects = lake
         .orphan_rejects()
         .await?
         .into_iter()
         .filter(|o| o.location.starts_with(&root))
-        .map(
-            |OrphanRejects {
-                 location,
-                 content_id,
-                 rows,
-             }| (location, content_id, rows),
-        )
         .collect();
     Ok(report)
 }

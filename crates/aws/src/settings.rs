@@ -63,6 +63,8 @@ pub struct Settings {
     pub metrics_namespace: Option<String>,
     /// Time kept in hand before an invocation's deadline.
     pub deadline_margin: std::time::Duration,
+    /// The spec file or S3 URI (`DELTALOAD_SPEC`); the built-in `orders` when `None`.
+    pub spec: Option<String>,
 }
 
 /// The EMF namespace the Lambda uses when `DELTALOAD_METRICS_NAMESPACE` is not set.
@@ -71,7 +73,7 @@ pub const DEFAULT_METRICS_NAMESPACE: &str = "deltaload";
 impl Settings {
     /// Reads `DELTALOAD_LAKE`, `DELTALOAD_SOURCES` (comma-separated),
     /// `DELTALOAD_MAX_OBJECT_BYTES`, `DELTALOAD_METRICS_NAMESPACE` (default
-    /// `deltaload`) and the AWS endpoint from the environment.
+    /// `deltaload`), `DELTALOAD_SPEC` and the AWS endpoint from the environment.
     pub fn from_env() -> Result<Self, AwsError> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let lake = var("DELTALOAD_LAKE").ok_or_else(|| {
@@ -107,6 +109,7 @@ impl Settings {
                 })?),
                 None => crate::handler::DEFAULT_DEADLINE_MARGIN,
             },
+            spec: var("DELTALOAD_SPEC"),
         })
     }
 

@@ -4,10 +4,12 @@ use clap::{Args, Parser, Subcommand};
 use deltaload_lake::TableName;
 use std::path::PathBuf;
 
-/// Loads files of order changes into Delta Lake tables, once and only once.
+/// Loads files of changes into Delta Lake tables, once and only once.
 ///
-/// Tables live under the lake root: orders, rejected_orders, ledger and
-/// reconciliation, created on first use.
+/// Tables live under the lake root: per dataset its table and its rejects
+/// (orders and rejected_orders for the built-in dataset), and the shared
+/// ledger and reconciliation, created on first use. Datasets of your own are
+/// declared in a spec file (--spec; `deltaload spec example` prints one).
 #[derive(Debug, Parser)]
 #[command(name = "deltaload", version, about, long_about)]
 pub struct Cli {
@@ -16,16 +18,37 @@ pub struct Cli {
     /// Log filter for messages on stderr (error, warn, info, debug, or a tracing filter).
     #[arg(long, env = "DELTALOAD_LOG", default_value = "warn", global = true)]
     pub log: String,
+    /// The datasets: a spec file or s3:// URI, read once at start; the
+    /// built-in orders dataset when absent.
+    #[arg(
+        long,
+        env = "DELTALOAD_SPEC",
+        global = true,
+        value_name = "FILE_OR_S3_URI"
+    )]
+    pub spec: Option<String>,
+    /// Only this dataset of the spec (needed by load and validate when the spec has several).
+    #[arg(long, env = "DELTALOAD_DATASET", global = true, value_name = "NAME")]
+    pub dataset: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load change files, in the order given.
     ///
-    /// Prints one line per file: its counts and the orders table version, or
+    /// Prints one line per file: its counts and the dataset table's version, or
     /// "already loaded" when the ledger holds the same content for that file.
     /// Exit status: 0 all loaded or skipped, 2 a file was refused, 1 any other failure.
     Load(LoadArgs),
+    /// Read and parse files without writing anything: per file the records,
+    /// rejects and duplicate keys, and the first rejects with line and reason.
+    ///
+    /// Exit status: 0 when every file would load without a reject, 2 when a
+    /// file would be refused or has rejects, 1 on any other failure.
+    Validate(ValidateArgs),
+    /// Check a spec, or print the built-in dataset as one to start from.
+    #[command(subcommand)]
+    Spec(SpecCommand),
     /// Print a table: its first rows by key (20 unless --limit), every row
     /// (--limit 0, streamed), or the rows of one key (--key); as a text table,
     /// CSV or JSON Lines.
@@ -119,7 +142,7 @@ pub struct BackfillArgs {
     /// Messages per second at most (0: no limit).
     #[arg(long, default_value_t = 100)]
     pub rate: u32,
-    /// Enqueue files the ledger holds too, marked to be reprocessed (orders only
+    /// Enqueue files the ledger holds too, marked to be reprocessed (rows only
     /// change where a change is newer).
     #[arg(long)]
     pub force: bool,
@@ -241,7 +264,8 @@ pub struct LoadArgs {
     /// Lake root: a directory or a URI.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
-    /// Reprocess files the ledger has already seen (only newer changes alter orders).
+    /// Reprocess files the ledger has already seen (only newer changes alter
+    /// rows; without sequence_by every change does).
     #[arg(long)]
     pub force: bool,
     /// Files loaded together, with one commit per table (their figures stay per
@@ -253,11 +277,33 @@ pub struct LoadArgs {
     pub files: Vec<PathBuf>,
 }
 
+/// `deltaload spec ...`.
+#[derive(Debug, Subcommand)]
+pub enum SpecCommand {
+    /// Validate a spec and print each dataset's columns, types, keys and tables.
+    Check {
+        /// The spec: a TOML file or an s3:// URI.
+        file: String,
+    },
+    /// Print the built-in orders dataset as a spec.
+    Example,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Rejects printed per file, the first by line.
+    #[arg(long, default_value_t = 10)]
+    pub rejects: usize,
+    /// Files to check.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The table: orders, rejected_orders, ledger or reconciliation.
-    #[arg(value_parser = parse_table)]
-    pub table: TableName,
+    /// The table: a dataset's name (orders without a spec), rejected_<dataset>,
+    /// ledger or reconciliation.
+    pub table: String,
     /// Lake root: a directory or a URI.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
@@ -269,8 +315,9 @@ pub struct ShowArgs {
     /// (one object per line); the line of counts goes to stderr for csv and json.
     #[arg(long, value_enum, default_value_t = ShowFormatArg::Table)]
     pub format: ShowFormatArg,
-    /// Only the rows of this key: an order_id for orders, a source file for
-    /// rejected_orders, a location for ledger and reconciliation.
+    /// Only the rows of this key: the first key column's value for a dataset's
+    /// table (an order_id for orders), a source file for rejected_<dataset>, a
+    /// location for ledger and reconciliation.
     #[arg(long, value_name = "VALUE")]
     pub key: Option<String>,
 }
@@ -298,9 +345,13 @@ impl ShowArgs {
     }
 }
 
-fn parse_table(name: &str) -> Result<TableName, String> {
-    TableName::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = TableName::ALL.iter().map(|t| t.as_str()).collect();
+/// The table `name` among the tables of `spec`'s datasets.
+pub fn parse_table(name: &str, spec: &deltaload_core::Spec) -> Result<TableName, String> {
+    TableName::parse(name, &spec.datasets).ok_or_else(|| {
+        let names: Vec<String> = TableName::all(&spec.datasets)
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
         format!("no table {name:?}; choose one of {}", names.join(", "))
     })
 }
@@ -318,7 +369,8 @@ mod tests {
     #[test]
     fn load_needs_a_file_and_show_a_known_table() {
         assert!(Cli::try_parse_from(["deltaload", "load"]).is_err());
-        assert!(Cli::try_parse_from(["deltaload", "show", "nope"]).is_err());
+        assert!(parse_table("nope", &deltaload_core::Spec::builtin()).is_err());
+        assert!(parse_table("rejected_orders", &deltaload_core::Spec::builtin()).is_ok());
         let cli =
             Cli::try_parse_from(["deltaload", "load", "--lake", "/tmp/l", "--force", "a.csv"])
                 .unwrap();

@@ -5,6 +5,7 @@ use crate::output::out;
 use anyhow::Context;
 use deltaload_aws::backfill::{backfill, BackfillOptions, BackfillReport};
 use deltaload_aws::listing::S3Prefix;
+use deltaload_core::Spec;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -12,6 +13,7 @@ use std::process::ExitCode;
 /// the lake at `lake`.
 pub(crate) async fn aws_and_lake(
     lake: &str,
+    spec: &Spec,
 ) -> anyhow::Result<(
     aws_config::SdkConfig,
     aws_sdk_s3::Client,
@@ -20,7 +22,7 @@ pub(crate) async fn aws_and_lake(
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let endpoint = deltaload_aws::settings::endpoint_from_env();
     let s3 = deltaload_aws::s3::s3_client(&aws, endpoint.as_deref());
-    Ok((aws, s3, crate::open_lake(lake).await?))
+    Ok((aws, s3, crate::open_lake(lake, spec).await?))
 }
 
 fn line(r: &BackfillReport, dry_run: bool) -> String {
@@ -31,9 +33,9 @@ fn line(r: &BackfillReport, dry_run: bool) -> String {
     )
 }
 
-pub(crate) async fn run(args: BackfillArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: BackfillArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let at = S3Prefix::parse(&args.at)?;
-    let (aws, s3, mut lake) = aws_and_lake(&args.lake).await?;
+    let (aws, s3, mut lake) = aws_and_lake(&args.lake, spec).await?;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let opts = BackfillOptions {
         at,

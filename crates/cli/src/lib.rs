@@ -1,7 +1,10 @@
 //! The `deltaload` command line.
 //!
 //! ```text
+//! deltaload [--spec FILE_OR_S3_URI] [--dataset NAME] COMMAND ...
 //! deltaload load [--lake DIR_OR_URI] [--force] FILE...
+//! deltaload validate [--rejects N] FILE...
+//! deltaload spec check FILE | deltaload spec example
 //! deltaload show TABLE [--lake DIR_OR_URI] [--limit N] [--format table|csv|json] [--key VALUE]
 //! deltaload serve --queue URL [--lake URI] [--source s3://BUCKET[/PREFIX]]... [--batch-size N] [--wait SECONDS] [--once]
 //! deltaload backfill s3://BUCKET/PREFIX --queue URL [--since TIME] [--until TIME] [--match GLOB] [--dry-run] [--rate N] [--force]
@@ -23,10 +26,13 @@ mod maintain;
 pub mod output;
 mod reconcile;
 mod serve;
+mod spec;
+mod validate;
 
 pub use args::{Cli, Command};
 
 use clap::Parser;
+use deltaload_core::Spec;
 use std::process::ExitCode;
 
 /// Parses the process arguments, runs the command and maps the result to an exit status.
@@ -84,36 +90,55 @@ pub(crate) fn lake_root(lake: &str) -> anyhow::Result<deltaload_lake::LakeRoot> 
     Ok(deltaload_aws::settings::lake_root_from_env(lake)?)
 }
 
-/// The lake at `--lake`, its tables created when missing.
-pub(crate) async fn open_lake(lake: &str) -> anyhow::Result<deltaload_lake::Lake> {
+/// The lake at `--lake` with the spec's datasets, its tables created when missing.
+pub(crate) async fn open_lake(lake: &str, spec: &Spec) -> anyhow::Result<deltaload_lake::Lake> {
     use anyhow::Context;
     let root = lake_root(lake)?;
-    deltaload_lake::Lake::open(&root)
+    deltaload_lake::Lake::open_spec(&root, spec)
         .await
         .with_context(|| format!("opening the lake at {root}"))
 }
 
+/// The spec of `--spec` (the built-in `orders` without one), narrowed to
+/// `--dataset` when given.
+async fn spec_of(cli: &Cli) -> anyhow::Result<Spec> {
+    let spec = deltaload_aws::spec::read_spec(cli.spec.as_deref()).await?;
+    Ok(match cli.dataset.as_deref() {
+        Some(name) => Spec {
+            datasets: vec![spec.select(Some(name)).map_err(anyhow::Error::msg)?.clone()],
+        },
+        None => spec,
+    })
+}
+
 /// Runs one parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Command::Spec(command) = &cli.command {
+        return spec::run(command).await;
+    }
+    let spec = spec_of(&cli).await?;
     match cli.command {
-        Command::Load(args) => load::run(args).await,
-        Command::Serve(args) => serve::run(args).await,
-        Command::Backfill(args) => backfill::run(args).await,
-        Command::Reconcile(args) => reconcile::run(args).await,
-        Command::Status(args) => reconcile::status(args).await,
-        Command::Replay(args) => serve::replay(args).await,
+        Command::Load(args) => load::run(args, &spec).await,
+        Command::Validate(args) => validate::run(args, &spec),
+        Command::Spec(_) => Ok(ExitCode::SUCCESS),
+        Command::Serve(args) => serve::run(args, &spec).await,
+        Command::Backfill(args) => backfill::run(args, &spec).await,
+        Command::Reconcile(args) => reconcile::run(args, &spec).await,
+        Command::Status(args) => reconcile::status(args, &spec).await,
+        Command::Replay(args) => serve::replay(args, &spec).await,
         Command::Redrive(args) => serve::redrive(args).await,
-        Command::Maintain(args) => maintain::run(args).await,
-        Command::Show(args) => show(args).await,
+        Command::Maintain(args) => maintain::run(args, &spec).await,
+        Command::Show(args) => show(args, &spec).await,
     }
 }
 
-async fn show(args: args::ShowArgs) -> anyhow::Result<ExitCode> {
+async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     use std::io::Write;
     let root = lake_root(&args.lake)?;
+    let table = args::parse_table(&args.table, spec).map_err(anyhow::Error::msg)?;
     let opts = args.options();
     let mut out = std::io::BufWriter::new(std::io::stdout());
-    let shown = deltaload_lake::show(&root, args.table, &opts, &mut out).await?;
+    let shown = deltaload_lake::show(&root, &table, &opts, &mut out).await?;
     // The line of counts follows a text table; it goes to stderr after CSV or
     // JSON, which stay data alone for the next program.
     if opts.format == deltaload_lake::ShowFormat::Table {

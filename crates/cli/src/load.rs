@@ -3,6 +3,7 @@
 use crate::args::LoadArgs;
 use crate::output::out;
 use anyhow::Context;
+use deltaload_core::Spec;
 use deltaload_lake::{local_source, LakeError, LoadOptions, LoadOutcome, SourceFile};
 use std::path::Path;
 use std::process::ExitCode;
@@ -33,8 +34,9 @@ pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
     }
 }
 
-pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    let mut lake = crate::open_lake(&args.lake).await?;
+pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
+    let dataset = spec.select(None).map_err(anyhow::Error::msg)?.name.clone();
+    let mut lake = crate::open_lake(&args.lake, spec).await?;
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
     for chunk in args.files.chunks(usize::from(args.batch_size)) {
@@ -52,7 +54,7 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        let outcomes = lake.load_batch(&files, opts).await.with_context(|| {
+        let outcomes = lake.load_into(&dataset, &files, opts).await.with_context(|| {
             format!(
                 "{}: load failed and is not recorded as loaded; fix the cause and run the same command again, which completes it",
                 shown.join(", ")
@@ -72,7 +74,7 @@ pub(crate) async fn run(args: LoadArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Reads a file, expanding it when it is gzip-compressed.
-fn read(path: &Path) -> Result<SourceFile, String> {
+pub(crate) fn read(path: &Path) -> Result<SourceFile, String> {
     let shown = path.display().to_string();
     let location = local_source(&shown).map_err(|e| e.to_string())?;
     let bytes = std::fs::read(path).map_err(|source| {

@@ -3,6 +3,7 @@
 use crate::args::MaintainArgs;
 use crate::output::out;
 use anyhow::{bail, Context};
+use deltaload_core::Spec;
 use deltaload_lake::{MaintainOptions, Maintained};
 use std::process::ExitCode;
 
@@ -30,7 +31,7 @@ fn line(m: &Maintained, dry_run: bool) -> String {
     )
 }
 
-pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: MaintainArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     if args.retain_hours < deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
         && !args.allow_short_retention
     {
@@ -40,7 +41,7 @@ pub(crate) async fn run(args: MaintainArgs) -> anyhow::Result<ExitCode> {
             deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
         );
     }
-    let mut lake = crate::open_lake(&args.lake).await?;
+    let mut lake = crate::open_lake(&args.lake, spec).await?;
     let opts = MaintainOptions {
         target_file_bytes: args.target_file_mb << 20,
         orders_file_bytes: args.orders_file_mb << 20,

@@ -6,6 +6,7 @@ use crate::output::out;
 use anyhow::Context;
 use deltaload_aws::listing::S3Prefix;
 use deltaload_aws::reconcile::{reconcile, Problem, ReconcileReport};
+use deltaload_core::Spec;
 use std::process::ExitCode;
 
 /// Exit status of an inconsistent lake.
@@ -29,19 +30,31 @@ fn describe(problem: &Problem) -> String {
     }
 }
 
-fn print_text(at: &S3Prefix, r: &ReconcileReport) -> std::io::Result<()> {
+fn print_text(at: &S3Prefix, r: &ReconcileReport, spec: &Spec) -> std::io::Result<()> {
+    // What a doubled key is called: an order for the built-in dataset alone.
+    let noun = if *spec == Spec::builtin() {
+        "orders"
+    } else {
+        "keys"
+    };
     for f in &r.findings {
         out!("{}: {}", at.location(&f.key), describe(&f.problem));
     }
-    for (id, n) in &r.duplicate_orders {
-        out!("orders: order_id {id} appears {n} times");
+    for d in &r.duplicate_keys {
+        out!("{}: {} appears {} times", d.table, d.key, d.count);
     }
-    for (location, content, rows) in &r.orphan_rejects {
-        out!("rejected_orders: {rows} row(s) of {location} ({content}) whose load the ledger does not hold");
+    for o in &r.orphan_rejects {
+        out!(
+            "{}: {} row(s) of {} ({}) whose load the ledger does not hold",
+            o.table,
+            o.rows,
+            o.location,
+            o.content_id
+        );
     }
     let count = |pred: fn(&Problem) -> bool| r.findings.iter().filter(|f| pred(&f.problem)).count();
     out!(
-        "{} listed, {} checked, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled orders, {} orphan reject files{}",
+        "{} listed, {} checked, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled {}, {} orphan reject files{}",
         r.listed,
         r.checked,
         r.consistent,
@@ -50,7 +63,8 @@ fn print_text(at: &S3Prefix, r: &ReconcileReport) -> std::io::Result<()> {
         count(|p| matches!(p, Problem::Refused { .. })),
         count(|p| matches!(p, Problem::Unfinished)),
         count(|p| matches!(p, Problem::Unbalanced)),
-        r.duplicate_orders.len(),
+        r.duplicate_keys.len(),
+        noun,
         r.orphan_rejects.len(),
         if r.enqueued > 0 {
             format!(", {} enqueued for a reload", r.enqueued)
@@ -61,9 +75,9 @@ fn print_text(at: &S3Prefix, r: &ReconcileReport) -> std::io::Result<()> {
     Ok(())
 }
 
-pub(crate) async fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: ReconcileArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let at = S3Prefix::parse(&args.at)?;
-    let (aws, s3, mut lake) = aws_and_lake(&args.lake).await?;
+    let (aws, s3, mut lake) = aws_and_lake(&args.lake, spec).await?;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let region = aws
         .region()
@@ -78,7 +92,7 @@ pub(crate) async fn run(args: ReconcileArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         out!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_text(&at, &report)?;
+        print_text(&at, &report, spec)?;
     }
     Ok(if report.is_consistent() {
         ExitCode::SUCCESS
@@ -94,18 +108,25 @@ fn time(micros: i64) -> String {
     )
 }
 
-pub(crate) async fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn status(args: StatusArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     // The lake alone: no AWS configuration is read for a lake on local disk.
-    let mut lake = crate::open_lake(&args.lake).await?;
+    let mut lake = crate::open_lake(&args.lake, spec).await?;
     let s = lake.status().await.context("reading the lake's status")?;
     out!("files per day:");
     for (day, status, n) in &s.files_per_day {
         out!("  {day}  {status:<8} {n}");
     }
     out!("tables:");
+    let width = s
+        .tables
+        .iter()
+        .map(|t| t.0.len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     for (name, rows, version) in &s.tables {
         let version = version.map_or("-".to_string(), |v| v.to_string());
-        out!("  {name:<16} {rows} row(s), version {version}");
+        out!("  {name:<width$} {rows} row(s), version {version}");
     }
     out!(
         "last load: {}",

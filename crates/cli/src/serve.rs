@@ -8,11 +8,13 @@ use deltaload_aws::handler::batch_response;
 use deltaload_aws::redrive::saved_messages;
 use deltaload_aws::settings::endpoint_from_env;
 use deltaload_aws::{Handler, Settings, Sources};
+use deltaload_core::Spec;
 use std::process::ExitCode;
 
 /// The handler `serve` and `replay` run, built as the Lambda builds it.
 pub(crate) async fn handler(
     args: &HandlerArgs,
+    spec: &Spec,
     command: &str,
 ) -> anyhow::Result<(Handler, aws_config::SdkConfig)> {
     let settings = Settings {
@@ -22,12 +24,13 @@ pub(crate) async fn handler(
         endpoint_url: endpoint_from_env(),
         metrics_namespace: args.metrics_namespace.clone(),
         deadline_margin: deltaload_aws::handler::DEFAULT_DEADLINE_MARGIN,
+        spec: None,
     };
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");
     }
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
-    let handler = Handler::from_settings(&settings, &aws)
+    let handler = Handler::from_settings(&settings, spec, &aws)
         .await
         .with_context(|| format!("opening the lake at {}", settings.lake))?;
     #[cfg(feature = "faults")]
@@ -35,8 +38,8 @@ pub(crate) async fn handler(
     Ok((handler, aws))
 }
 
-pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let (handler, aws) = handler(&args.handler, "serve").await?;
+pub(crate) async fn run(args: ServeArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
+    let (handler, aws) = handler(&args.handler, spec, "serve").await?;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let opts = ServeOptions {
         queue_url: args.queue.clone(),
@@ -50,7 +53,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `deltaload replay`: saved messages through the handler, the response printed.
-pub(crate) async fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn replay(args: ReplayArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let mut paths = Vec::new();
     if args.path.is_dir() {
         let entries = std::fs::read_dir(&args.path)
@@ -71,7 +74,7 @@ pub(crate) async fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         messages.extend(saved_messages(&text, &path.display().to_string())?);
     }
-    let (handler, _) = handler(&args.handler, "replay").await?;
+    let (handler, _) = handler(&args.handler, spec, "replay").await?;
     let report = handler.handle(&messages).await;
     let failed = !report.failures.is_empty();
     out!("{}", serde_json::to_string(&batch_response(report))?);

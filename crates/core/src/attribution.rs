@@ -1,69 +1,90 @@
-//! Several files merged in one commit, with each file's figures as if the files
+//! Several files merged at once, with each file's own figures as if the files
 //! had been loaded one after the other, in the order given.
 //!
 //! The batch's MERGE writes only the [`Attribution::winners`]: the rows that end
 //! up different from the table's. Each file's inserted / updated counts come from
 //! replaying the files, in order, against the rows the table held before.
 
-use crate::newest::compare_changes;
 use crate::reconcile::MergeCounts;
-use crate::record::OrderChange;
-use std::cmp::Ordering;
+use crate::spec::Dataset;
+use crate::value::{Row, Value};
 use std::collections::HashMap;
 
 /// The figures and rows of a batch merge.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Attribution {
     /// Per file, in the order given: what a load of that file alone, after the
     /// files before it, would have inserted and updated.
     pub per_file: Vec<MergeCounts>,
-    /// The rows that change the table, sorted by `order_id`, each with the index
-    /// of the file whose change it is.
-    pub winners: Vec<(usize, OrderChange)>,
-    /// What the MERGE of the winners must report: orders new to the table, and
-    /// orders of the table replaced.
+    /// The rows that change the table, sorted by key, each with the index of
+    /// the file whose change it is last. A row new to the table is whole: the
+    /// inserting change with the update columns of later winners over it.
+    pub winners: Vec<(usize, Row)>,
+    /// What the MERGE of the winners must report: keys new to the table, and
+    /// rows of the table replaced.
     pub expected: MergeCounts,
 }
 
-/// Replays `files` (each already reduced to its newest change per order) against
-/// `current`, the table's rows for the orders they touch.
-pub fn attribute(current: &HashMap<i64, OrderChange>, files: &[Vec<OrderChange>]) -> Attribution {
-    let mut state: HashMap<i64, (usize, &OrderChange)> = HashMap::new();
+impl Dataset {
+    /// `held` after an update by `change`: its update columns (sequence
+    /// columns among them) take the change's values, the others stay.
+    pub fn updated(&self, held: &Row, change: &Row) -> Row {
+        let mut row = held.clone();
+        for &i in &self.update {
+            row[i] = change[i].clone();
+        }
+        row
+    }
+}
+
+/// Replays `files` (each already reduced to its newest change per key) against
+/// `current`, the table's rows for the keys they touch.
+pub fn attribute(
+    dataset: &Dataset,
+    current: &HashMap<Vec<Value>, Row>,
+    files: &[Vec<Row>],
+) -> Attribution {
+    let mut state: HashMap<Vec<Value>, (usize, Row)> = HashMap::new();
     let mut per_file = Vec::with_capacity(files.len());
     for (index, changes) in files.iter().enumerate() {
         let mut counts = MergeCounts::default();
         for change in changes {
+            let key = dataset.key_of(change);
             let held = state
-                .get(&change.order_id)
-                .map(|(_, c)| *c)
-                .or_else(|| current.get(&change.order_id));
-            match held {
-                None => counts.inserted += 1,
-                Some(held) if compare_changes(change, held) == Ordering::Greater => {
-                    counts.updated += 1
+                .get(&key)
+                .map(|(_, r)| r)
+                .or_else(|| current.get(&key));
+            let row = match held {
+                None => {
+                    counts.inserted += 1;
+                    change.clone()
+                }
+                Some(held) if dataset.replaces(change, held) => {
+                    counts.updated += 1;
+                    dataset.updated(held, change)
                 }
                 Some(_) => continue,
-            }
-            state.insert(change.order_id, (index, change));
+            };
+            state.insert(key, (index, row));
         }
         per_file.push(counts);
     }
     let mut expected = MergeCounts::default();
-    let mut winners: Vec<(usize, OrderChange)> = state
+    let mut winners: Vec<(Vec<Value>, usize, Row)> = state
         .into_iter()
-        .map(|(id, (index, change))| {
-            if current.contains_key(&id) {
+        .map(|(key, (index, row))| {
+            if current.contains_key(&key) {
                 expected.updated += 1;
             } else {
                 expected.inserted += 1;
             }
-            (index, change.clone())
+            (key, index, row)
         })
         .collect();
-    winners.sort_unstable_by_key(|(_, c)| c.order_id);
+    winners.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Attribution {
         per_file,
-        winners,
+        winners: winners.into_iter().map(|(_, i, r)| (i, r)).collect(),
         expected,
     }
 }
@@ -71,35 +92,70 @@ pub fn attribute(current: &HashMap<i64, OrderChange>, files: &[Vec<OrderChange>]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::newest::newest_per_order;
+    use crate::newest::newest_per_key;
+    use crate::spec::Spec;
     use proptest::prelude::*;
 
-    fn change(id: i64, updated: i64, status: &str) -> OrderChange {
-        OrderChange {
-            order_id: id,
-            customer_id: None,
-            status: Some(status.into()),
-            amount_cents: None,
-            currency: None,
-            ordered_at: None,
-            updated_at: updated,
-        }
+    /// A dataset with a composite key, a sequence, and one column an update leaves alone.
+    fn dataset() -> Dataset {
+        Spec::parse(
+            r#"[[dataset]]
+name = "t"
+keys = ["a", "b"]
+sequence_by = ["seq"]
+update_columns = ["v"]
+[[dataset.columns]]
+name = "a"
+type = "int"
+[[dataset.columns]]
+name = "b"
+type = "string"
+[[dataset.columns]]
+name = "seq"
+type = "bigint"
+[[dataset.columns]]
+name = "v"
+type = "string"
+[[dataset.columns]]
+name = "kept"
+type = "string"
+"#,
+            "t.toml",
+        )
+        .unwrap()
+        .datasets
+        .remove(0)
+        .as_ref()
+        .clone()
+    }
+
+    fn row(a: i64, b: &str, seq: i64, v: &str, kept: &str) -> Row {
+        let text = |s: &str| Value::Text(s.into());
+        vec![Value::Int(a), text(b), Value::Int(seq), text(v), text(kept)]
     }
 
     #[test]
-    fn later_files_update_what_earlier_files_inserted() {
-        let current = HashMap::from([(1, change(1, 5, "placed"))]);
+    fn later_files_update_what_earlier_files_inserted_and_keep_the_other_columns() {
+        let d = dataset();
+        let current = HashMap::from([(
+            d.key_of(&row(1, "x", 5, "p", "t0")),
+            row(1, "x", 5, "p", "t0"),
+        )]);
         let files = vec![
-            vec![change(1, 4, "old"), change(2, 1, "placed")],
-            vec![change(1, 6, "shipped"), change(2, 2, "shipped")],
-            vec![change(2, 2, "shipped")],
+            vec![row(1, "x", 4, "old", "f0"), row(2, "x", 1, "p", "f0")],
+            vec![row(1, "x", 6, "s", "f1"), row(2, "x", 2, "s", "f1")],
+            vec![row(2, "x", 2, "s", "f2")],
         ];
-        let a = attribute(&current, &files);
+        let a = attribute(&d, &current, &files);
         let counts: Vec<(u64, u64)> = a.per_file.iter().map(|c| (c.inserted, c.updated)).collect();
         assert_eq!(counts, vec![(1, 0), (0, 2), (0, 0)]);
         assert_eq!(
             a.winners,
-            vec![(1, change(1, 6, "shipped")), (1, change(2, 2, "shipped"))]
+            vec![
+                (1, row(1, "x", 6, "s", "t0")),
+                (1, row(2, "x", 2, "s", "f0"))
+            ],
+            "kept comes from the row held or the change that inserted it"
         );
         assert_eq!(
             a.expected,
@@ -110,8 +166,8 @@ mod tests {
         );
     }
 
-    fn arb_change() -> impl Strategy<Value = OrderChange> {
-        (0i64..5, 0i64..4, "[ab]").prop_map(|(id, updated, s)| change(id, updated, &s))
+    fn arb_change() -> impl Strategy<Value = Row> {
+        (0i64..3, "[xy]", 0i64..4, "[ab]", "[cd]").prop_map(|(a, b, s, v, k)| row(a, &b, s, &v, &k))
     }
 
     proptest! {
@@ -122,27 +178,32 @@ mod tests {
             table in prop::collection::vec(arb_change(), 0..6),
             files in prop::collection::vec(prop::collection::vec(arb_change(), 0..6), 0..5),
         ) {
-            let current: HashMap<i64, OrderChange> =
-                newest_per_order(table).into_iter().map(|c| (c.order_id, c)).collect();
-            let files: Vec<Vec<OrderChange>> = files.into_iter().map(newest_per_order).collect();
-            let a = attribute(&current, &files);
+            let d = dataset();
+            let current: HashMap<Vec<Value>, Row> =
+                newest_per_key(&d, table).into_iter().map(|r| (d.key_of(&r), r)).collect();
+            let files: Vec<Vec<Row>> = files.into_iter().map(|f| newest_per_key(&d, f)).collect();
+            let a = attribute(&d, &current, &files);
 
             let mut sequential = current.clone();
             for (i, file) in files.iter().enumerate() {
                 let mut counts = MergeCounts::default();
                 for c in file {
-                    match sequential.get(&c.order_id) {
-                        None => counts.inserted += 1,
-                        Some(t) if compare_changes(c, t) == Ordering::Greater => counts.updated += 1,
+                    let key = d.key_of(c);
+                    let next = match sequential.get(&key) {
+                        None => { counts.inserted += 1; c.clone() }
+                        Some(t) if d.replaces(c, t) => { counts.updated += 1; d.updated(t, c) }
                         Some(_) => continue,
-                    }
-                    sequential.insert(c.order_id, c.clone());
+                    };
+                    sequential.insert(key, next);
                 }
                 prop_assert_eq!(counts, a.per_file[i]);
             }
             let mut batched = current.clone();
-            for (_, c) in &a.winners {
-                batched.insert(c.order_id, c.clone());
+            for (_, r) in &a.winners {
+                let key = d.key_of(r);
+                // The MERGE: a matched row takes the update columns, a new key the whole row.
+                let next = match batched.get(&key) { Some(t) => d.updated(t, r), None => r.clone() };
+                batched.insert(key, next);
             }
             prop_assert_eq!(batched, sequential);
             prop_assert_eq!(a.expected.inserted + a.expected.updated, a.winners.len() as u64);

@@ -1,32 +1,18 @@
-//! The file contract: the 7 columns, by name and in order.
+//! The file contract: a dataset's columns in the header, checked before
+//! anything is written, and which field each column reads.
 
+use crate::spec::{Dataset, HeaderMode};
 use std::fmt;
 
-/// The header every change file must have, in this order.
-pub const COLUMNS: [&str; 7] = [
-    "order_id",
-    "customer_id",
-    "status",
-    "amount",
-    "currency",
-    "ordered_at",
-    "updated_at",
-];
-
-/// A header that is not the contract's, with both column lists.
+/// A file refused before any write, with what was found and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderMismatch {
     /// The columns found in the file (empty for an empty file).
     pub found: Vec<String>,
     /// Why it was refused, in a few words.
     pub problem: String,
-}
-
-impl HeaderMismatch {
-    /// The contract's columns, for messages.
-    pub fn expected() -> Vec<String> {
-        COLUMNS.iter().map(|c| (*c).to_string()).collect()
-    }
+    /// The dataset's columns.
+    pub expected: Vec<String>,
 }
 
 impl fmt::Display for HeaderMismatch {
@@ -36,35 +22,65 @@ impl fmt::Display for HeaderMismatch {
             "{}: has columns [{}], expected [{}]; file refused, nothing written: fix the header and upload the file again",
             self.problem,
             self.found.join(", "),
-            COLUMNS.join(", ")
+            self.expected.join(", ")
         )
     }
 }
 
 impl std::error::Error for HeaderMismatch {}
 
-/// Checks a header record (already split into fields, BOM and line end removed).
-///
-/// `None` is an empty file. Names must match exactly: case, spaces and order count.
-pub fn check_header(fields: Option<&[String]>) -> Result<(), HeaderMismatch> {
-    let Some(found) = fields else {
-        return Err(HeaderMismatch {
-            found: Vec::new(),
-            problem: "empty file, no header".to_string(),
-        });
-    };
-    if found.iter().map(String::as_str).eq(COLUMNS.iter().copied()) {
-        return Ok(());
+impl HeaderMismatch {
+    pub(crate) fn new(dataset: &Dataset, found: Vec<String>, problem: String) -> Self {
+        Self {
+            found,
+            problem,
+            expected: dataset
+                .column_names()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
     }
-    let problem = describe(found);
-    Err(HeaderMismatch {
-        found: found.to_vec(),
-        problem,
-    })
 }
 
-fn describe(found: &[String]) -> String {
-    let missing: Vec<&str> = COLUMNS
+/// Checks a header record (split into fields, BOM and line end removed) and
+/// returns, per column, the index of the field it reads. `None` is an empty file.
+pub fn check_header(
+    dataset: &Dataset,
+    fields: Option<&[String]>,
+) -> Result<Vec<usize>, HeaderMismatch> {
+    let Some(found) = fields else {
+        return Err(HeaderMismatch::new(
+            dataset,
+            Vec::new(),
+            "empty file, no header".to_string(),
+        ));
+    };
+    let names = dataset.column_names();
+    let positions = match dataset.csv.header {
+        HeaderMode::None => return Ok((0..names.len()).collect()),
+        HeaderMode::Exact if found.iter().map(String::as_str).eq(names.iter().copied()) => {
+            Some((0..names.len()).collect())
+        }
+        HeaderMode::Exact => None,
+        HeaderMode::ByName => by_name(&names, found),
+    };
+    positions.ok_or_else(|| HeaderMismatch::new(dataset, found.to_vec(), describe(&names, found)))
+}
+
+/// The field of each column when the header names each column exactly once and nothing else.
+fn by_name(names: &[&str], found: &[String]) -> Option<Vec<usize>> {
+    if found.len() != names.len() {
+        return None;
+    }
+    names
+        .iter()
+        .map(|n| found.iter().position(|f| f == n))
+        .collect()
+}
+
+fn describe(names: &[&str], found: &[String]) -> String {
+    let missing: Vec<&str> = names
         .iter()
         .copied()
         .filter(|c| !found.iter().any(|f| f == c))
@@ -72,7 +88,7 @@ fn describe(found: &[String]) -> String {
     let extra: Vec<&str> = found
         .iter()
         .map(String::as_str)
-        .filter(|f| !COLUMNS.contains(f))
+        .filter(|f| !names.contains(f))
         .collect();
     let mut seen = std::collections::HashSet::new();
     let duplicated: Vec<&str> = found
@@ -99,52 +115,82 @@ fn describe(found: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Spec;
 
     fn owned(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
     }
 
+    fn orders_columns() -> Vec<String> {
+        Dataset::orders()
+            .column_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
     #[test]
     fn accepts_the_contract() {
-        assert!(check_header(Some(&owned(&COLUMNS))).is_ok());
+        let orders = Dataset::orders();
+        assert_eq!(
+            check_header(&orders, Some(&orders_columns())).unwrap(),
+            (0..7).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn refuses_empty_file() {
-        let err = check_header(None).unwrap_err();
+        let err = check_header(&Dataset::orders(), None).unwrap_err();
         assert!(err.found.is_empty());
         assert!(err.to_string().contains("empty file"));
     }
 
     #[test]
     fn names_extra_missing_reordered_and_case() {
-        let mut extra = owned(&COLUMNS);
+        let orders = Dataset::orders();
+        let check = |h: &[String]| check_header(&orders, Some(h)).unwrap_err().to_string();
+        let mut extra = orders_columns();
         extra.push("coupon".into());
-        let e = check_header(Some(&extra)).unwrap_err().to_string();
+        let e = check(&extra);
         assert!(e.contains("unexpected coupon"), "{e}");
         assert!(e.contains("expected [order_id, customer_id"), "{e}");
-
-        let missing = owned(&COLUMNS[..6]);
-        assert!(check_header(Some(&missing))
-            .unwrap_err()
-            .to_string()
-            .contains("missing updated_at"));
-
-        let mut swapped = owned(&COLUMNS);
+        assert!(check(&orders_columns()[..6]).contains("missing updated_at"));
+        let mut swapped = orders_columns();
         swapped.swap(1, 2);
-        let e = check_header(Some(&swapped)).unwrap_err().to_string();
+        let e = check(&swapped);
         assert!(e.contains("another order"), "{e}");
         assert!(e.contains("[order_id, status, customer_id"), "{e}");
-
-        let mut upper = owned(&COLUMNS);
+        let mut upper = orders_columns();
         upper[0] = "ORDER_ID".into();
-        assert!(check_header(Some(&upper)).is_err());
-
-        let mut dup = owned(&COLUMNS);
+        assert!(check_header(&orders, Some(&upper)).is_err());
+        let mut dup = orders_columns();
         dup[1] = "order_id".into();
-        assert!(check_header(Some(&dup))
+        assert!(check(&dup).contains("duplicated order_id"));
+    }
+
+    #[test]
+    fn by_name_takes_any_order_and_none_reads_by_position() {
+        let spec = |header: &str| {
+            Spec::parse(&format!("[[dataset]]\nname = \"t\"\nkeys = [\"a\"]\n[dataset.csv]\nheader = \"{header}\"\n[[dataset.columns]]\nname = \"a\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"b\"\ntype = \"int\"\n"), "t.toml").unwrap()
+        };
+        let by_name = spec("by_name");
+        let d = &by_name.datasets[0];
+        assert_eq!(
+            check_header(d, Some(&owned(&["b", "a"]))).unwrap(),
+            vec![1, 0]
+        );
+        let e = check_header(d, Some(&owned(&["b", "a", "c"])))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unexpected c"), "{e}");
+        assert!(check_header(d, Some(&owned(&["b"])))
             .unwrap_err()
             .to_string()
-            .contains("duplicated order_id"));
+            .contains("missing a"));
+        let none = spec("none");
+        assert_eq!(
+            check_header(&none.datasets[0], Some(&owned(&["x", "y"]))).unwrap(),
+            vec![0, 1]
+        );
     }
 }

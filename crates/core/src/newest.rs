@@ -1,108 +1,110 @@
-//! One change per order: the newest, with a tie rule that does not depend on
-//! which file or line came first, so any load order gives the same table.
+//! One change per key: the newest by the dataset's sequence, with a tie rule
+//! that does not depend on which file or line came first, so any load order
+//! gives the same table. Without a sequence the later record wins.
 
-use crate::record::OrderChange;
-use std::cmp::Ordering;
+use crate::spec::Dataset;
+use crate::value::{Row, Value};
 use std::collections::HashMap;
 
-/// The rule, as documented for users and mirrored by the MERGE condition.
-pub const NEWEST_WINS_RULE: &str = "a change replaces an order's row only when its updated_at is \
-strictly newer; for two different changes with the same updated_at, the one whose \
-(status, customer_id, currency, amount, ordered_at) is greater wins, compared column by column \
-in that order, text by its UTF-8 bytes, an empty (null) value lowest";
-
-/// The columns compared, in order, when two changes share `updated_at`.
-pub const TIE_COLUMNS: [&str; 5] = ["status", "customer_id", "currency", "amount", "ordered_at"];
-
-/// Total order on changes of one order: `Greater` means `a` wins over `b`.
-pub fn compare_changes(a: &OrderChange, b: &OrderChange) -> Ordering {
-    a.updated_at
-        .cmp(&b.updated_at)
-        .then_with(|| a.status.cmp(&b.status))
-        .then_with(|| a.customer_id.cmp(&b.customer_id))
-        .then_with(|| a.currency.cmp(&b.currency))
-        .then_with(|| a.amount_cents.cmp(&b.amount_cents))
-        .then_with(|| a.ordered_at.cmp(&b.ordered_at))
-}
-
-/// Keeps the winning change of each order, sorted by `order_id`.
-pub fn newest_per_order(changes: impl IntoIterator<Item = OrderChange>) -> Vec<OrderChange> {
-    let mut best: HashMap<i64, OrderChange> = HashMap::new();
+/// Keeps the winning change of each key, sorted by key.
+pub fn newest_per_key(dataset: &Dataset, changes: impl IntoIterator<Item = Row>) -> Vec<Row> {
+    let mut best: HashMap<Vec<Value>, Row> = HashMap::new();
     for change in changes {
-        match best.get_mut(&change.order_id) {
+        let key = dataset.key_of(&change);
+        match best.get_mut(&key) {
             Some(kept) => {
-                if compare_changes(&change, kept) == Ordering::Greater {
+                if dataset.replaces(&change, kept) {
                     *kept = change;
                 }
             }
             None => {
-                best.insert(change.order_id, change);
+                best.insert(key, change);
             }
         }
     }
-    let mut out: Vec<OrderChange> = best.into_values().collect();
-    out.sort_unstable_by_key(|c| c.order_id);
-    out
+    let mut out: Vec<(Vec<Value>, Row)> = best.into_iter().collect();
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, row)| row).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Spec;
     use proptest::prelude::*;
 
-    fn change(id: i64, updated: i64, status: Option<&str>) -> OrderChange {
-        OrderChange {
-            order_id: id,
-            customer_id: Some("C".into()),
-            status: status.map(str::to_string),
-            amount_cents: Some(100),
-            currency: Some("EUR".into()),
-            ordered_at: Some(0),
-            updated_at: updated,
-        }
+    fn change(id: i64, updated: i64, status: Option<&str>) -> Row {
+        vec![
+            Value::Int(id),
+            Value::Text("C".into()),
+            status.map_or(Value::Null, |s| Value::Text(s.into())),
+            Value::Decimal(100),
+            Value::Text("EUR".into()),
+            Value::Timestamp(0),
+            Value::Timestamp(updated),
+        ]
     }
 
     #[test]
     fn newest_wins_and_ties_go_by_content() {
-        let out = newest_per_order(vec![
-            change(2, 5, Some("placed")),
-            change(1, 1, Some("placed")),
-            change(1, 3, Some("shipped")),
-            change(2, 5, Some("cancelled")),
-            change(2, 5, None),
-            change(1, 2, Some("zzz")),
-        ]);
+        let orders = Dataset::orders();
+        let out = newest_per_key(
+            &orders,
+            vec![
+                change(2, 5, Some("placed")),
+                change(1, 1, Some("placed")),
+                change(1, 3, Some("shipped")),
+                change(2, 5, Some("cancelled")),
+                change(2, 5, None),
+                change(1, 2, Some("zzz")),
+            ],
+        );
         assert_eq!(out.len(), 2);
-        assert_eq!(out[0].status.as_deref(), Some("shipped"));
+        assert_eq!(out[0][2], Value::Text("shipped".into()));
         assert_eq!(
-            out[1].status.as_deref(),
-            Some("placed"),
+            out[1][2],
+            Value::Text("placed".into()),
             "placed > cancelled > null"
         );
+        assert!(orders
+            .newest_wins_rule()
+            .contains("(status, customer_id, currency, amount, ordered_at)"));
     }
 
-    fn arb_change() -> impl Strategy<Value = OrderChange> {
+    #[test]
+    fn without_a_sequence_the_later_record_wins() {
+        let spec = Spec::parse(
+            "[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\n[[dataset.columns]]\nname = \"k\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"v\"\ntype = \"string\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        let row = |k, v: &str| vec![Value::Int(k), Value::Text(v.into())];
+        let out = newest_per_key(
+            &spec.datasets[0],
+            vec![row(1, "b"), row(1, "a"), row(0, "z")],
+        );
+        assert_eq!(out, vec![row(0, "z"), row(1, "a")]);
+    }
+
+    fn arb_change() -> impl Strategy<Value = Row> {
         (
             0i64..4,
             0i64..3,
             prop::option::of("[ab]"),
             prop::option::of(0i64..2),
         )
-            .prop_map(|(id, updated, status, amount)| OrderChange {
-                order_id: id,
-                customer_id: None,
-                status,
-                amount_cents: amount,
-                currency: None,
-                ordered_at: None,
-                updated_at: updated,
+            .prop_map(|(id, updated, status, amount)| {
+                let mut row = change(id, updated, status.as_deref());
+                row[3] = amount.map_or(Value::Null, |a| Value::Decimal(a.into()));
+                row
             })
     }
 
     proptest! {
         #[test]
         fn any_order_gives_the_same_winners(mut changes in prop::collection::vec(arb_change(), 0..20), seed in any::<u64>()) {
-            let first = newest_per_order(changes.clone());
+            let orders = Dataset::orders();
+            let first = newest_per_key(&orders, changes.clone());
             // a deterministic shuffle driven by the seed
             let n = changes.len();
             let mut s = seed;
@@ -110,7 +112,7 @@ mod tests {
                 s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 changes.swap(i, (s >> 33) as usize % (i + 1));
             }
-            prop_assert_eq!(first, newest_per_order(changes));
+            prop_assert_eq!(first, newest_per_key(&orders, changes));
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::error::CoreError;
 
-/// What the MERGE did with a file's distinct orders.
+/// What the MERGE did with a file's distinct keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MergeCounts {
     pub inserted: u64,
@@ -42,14 +42,14 @@ impl Reconciliation {
             file: file.to_string(),
             detail,
         };
-        let duplicates = loaded.checked_sub(distinct).ok_or_else(|| {
-            unbalanced(format!("{distinct} distinct orders from {loaded} records"))
-        })?;
+        let duplicates = loaded
+            .checked_sub(distinct)
+            .ok_or_else(|| unbalanced(format!("{distinct} distinct keys from {loaded} records")))?;
         let stale = distinct
             .checked_sub(merge.inserted + merge.updated)
             .ok_or_else(|| {
                 unbalanced(format!(
-                    "{} inserted + {} updated exceed {distinct} distinct orders",
+                    "{} inserted + {} updated exceed {distinct} distinct keys",
                     merge.inserted, merge.updated
                 ))
             })?;
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn seed_day_one() {
-        // 8 records: 1 reject, 7 parsed, 4 distinct orders, all new.
+        // 8 records: 1 reject, 7 parsed, 4 distinct keys, all new.
         let r = Reconciliation::build(
             "f",
             7,

@@ -7,6 +7,8 @@ use crate::table::{longs_of, query, refresh, sql_string, strings_of};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::DeltaTable;
+use deltaload_core::Dataset;
 use std::collections::{HashMap, HashSet};
 
 /// What the ledger holds of one file version.
@@ -20,9 +22,11 @@ pub struct LedgerFile {
     pub loaded_at: i64,
 }
 
-/// Rows of `rejected_orders` for a file version the ledger does not hold as loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Rows of a rejected table for a file version the ledger does not hold as loaded.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct OrphanRejects {
+    /// The rejected table, e.g. `rejected_orders`.
+    pub table: String,
     pub location: String,
     pub content_id: String,
     pub rows: u64,
@@ -33,8 +37,8 @@ pub struct OrphanRejects {
 pub struct LakeStatus {
     /// (day as `YYYY-MM-DD`, status, files), by day then status.
     pub files_per_day: Vec<(String, String, u64)>,
-    /// (table, rows, version), in [`TableName::ALL`] order.
-    pub tables: Vec<(&'static str, u64, Option<u64>)>,
+    /// (table, rows, version), in [`TableName::all`] order.
+    pub tables: Vec<(String, u64, Option<u64>)>,
     /// Microseconds since the epoch of the newest `loaded` ledger row.
     pub last_load: Option<i64>,
     /// The oldest refused file: (location, reason, refused at).
@@ -65,16 +69,36 @@ fn column_long(
     Ok(out)
 }
 
+/// A key found more than once in a dataset's table.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DuplicateKey {
+    pub table: String,
+    /// `column value`, for each key column, e.g. `order_id 1004`.
+    pub key: String,
+    pub count: u64,
+}
+
 impl Lake {
-    async fn ask(&mut self, name: TableName, sql: &str) -> Result<Vec<RecordBatch>, LakeError> {
-        let table = match name {
-            TableName::Orders => &mut self.orders,
-            TableName::RejectedOrders => &mut self.rejected,
-            TableName::Ledger => &mut self.ledger,
-            TableName::Reconciliation => &mut self.reconciliation,
+    /// The table `name` of this lake, when it has one.
+    pub(crate) fn table_mut(&mut self, name: &TableName) -> Option<&mut DeltaTable> {
+        let set = |d: &Dataset| self.sets.iter().position(|s| s.dataset.name == d.name);
+        match name {
+            TableName::Target(d) => set(d).map(|i| &mut self.sets[i].target),
+            TableName::Rejected(d) => set(d).map(|i| &mut self.sets[i].rejected),
+            TableName::Ledger => Some(&mut self.ledger),
+            TableName::Reconciliation => Some(&mut self.reconciliation),
+        }
+    }
+
+    async fn ask(&mut self, name: &TableName, sql: &str) -> Result<Vec<RecordBatch>, LakeError> {
+        let missing = LakeError::Invariant {
+            table: name.as_str(),
+            detail: "is not a table of this lake's spec".to_string(),
         };
+        let ctx = self.ctx.clone();
+        let table = self.table_mut(name).ok_or(missing)?;
         refresh(table, name).await?;
-        query(&self.ctx, table, name, sql).await
+        query(&ctx, table, name, sql).await
     }
 
     /// The ledger's rows for locations starting with `prefix`, by location.
@@ -87,7 +111,7 @@ impl Lake {
              WHERE starts_with(location, {})",
             sql_string(prefix)
         );
-        let found = self.ask(TableName::Ledger, &sql).await?;
+        let found = self.ask(&TableName::Ledger, &sql).await?;
         let locations = column_text(&found, 0)?;
         let contents = column_text(&found, 1)?;
         let etags = column_text(&found, 2)?;
@@ -122,34 +146,67 @@ impl Lake {
               OR loaded <> duplicates + inserted + updated + stale) ORDER BY location",
             sql_string(prefix)
         );
-        let found = self.ask(TableName::Reconciliation, &sql).await?;
+        let found = self.ask(&TableName::Reconciliation, &sql).await?;
         Ok(column_text(&found, 0)?.into_iter().flatten().collect())
     }
 
-    /// Orders found more than once in `orders`, with how often (at most `limit`).
-    pub async fn duplicate_orders(&mut self, limit: usize) -> Result<Vec<(i64, u64)>, LakeError> {
-        let sql = format!(
-            "SELECT order_id, count(*) FROM orders GROUP BY order_id HAVING count(*) > 1 \
-             ORDER BY order_id LIMIT {limit}"
-        );
-        let found = self.ask(TableName::Orders, &sql).await?;
-        let ids = column_long(&found, 0, &DataType::Int64)?;
-        let counts = column_long(&found, 1, &DataType::Int64)?;
-        Ok(ids
-            .into_iter()
-            .zip(counts)
-            .filter_map(|(id, n)| Some((id?, n? as u64)))
-            .collect())
+    /// Keys found more than once in each dataset's table, with how often
+    /// (at most `limit` per table).
+    pub async fn duplicate_keys(&mut self, limit: usize) -> Result<Vec<DuplicateKey>, LakeError> {
+        let mut out = Vec::new();
+        for dataset in self.datasets() {
+            let keys: Vec<String> = dataset
+                .keys
+                .iter()
+                .map(|&k| crate::schema::quoted(&dataset.columns[k].name))
+                .collect();
+            let as_text: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("CAST({k} AS VARCHAR) AS deltaload_key_{i}"))
+                .collect();
+            let keys = keys.join(", ");
+            let sql = format!(
+                "SELECT {}, count(*) FROM {} GROUP BY {keys} HAVING count(*) > 1 \
+                 ORDER BY {keys} LIMIT {limit}",
+                as_text.join(", "),
+                dataset.name
+            );
+            let found = self.ask(&TableName::Target(dataset.clone()), &sql).await?;
+            let n = dataset.keys.len();
+            let columns = (0..n)
+                .map(|i| column_text(&found, i))
+                .collect::<Result<Vec<_>, _>>()?;
+            let counts = column_long(&found, n, &DataType::Int64)?;
+            for (row, count) in counts.into_iter().enumerate() {
+                let key: Vec<String> = dataset
+                    .keys
+                    .iter()
+                    .zip(&columns)
+                    .map(|(&k, values)| {
+                        let value = values
+                            .get(row)
+                            .cloned()
+                            .flatten()
+                            .unwrap_or_else(|| "NULL".into());
+                        format!("{} {value}", dataset.columns[k].name)
+                    })
+                    .collect();
+                out.push(DuplicateKey {
+                    table: dataset.name.clone(),
+                    key: key.join(", "),
+                    count: count.unwrap_or(0) as u64,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// Rejected rows whose file version the ledger does not hold as loaded.
     pub async fn orphan_rejects(&mut self) -> Result<Vec<OrphanRejects>, LakeError> {
-        let sql = "SELECT source_file, content_id, count(*) FROM rejected_orders \
-                   GROUP BY source_file, content_id ORDER BY source_file";
-        let found = self.ask(TableName::RejectedOrders, sql).await?;
         let loaded = self
             .ask(
-                TableName::Ledger,
+                &TableName::Ledger,
                 "SELECT location, content_id FROM ledger WHERE status = 'loaded'",
             )
             .await?;
@@ -157,20 +214,33 @@ impl Lake {
             .into_iter()
             .zip(column_text(&loaded, 1)?)
             .collect();
-        let locations = column_text(&found, 0)?;
-        let contents = column_text(&found, 1)?;
-        let counts = column_long(&found, 2, &DataType::Int64)?;
-        Ok(locations
-            .into_iter()
-            .zip(contents)
-            .zip(counts)
-            .filter(|((l, c), _)| !loaded.contains(&(l.clone(), c.clone())))
-            .map(|((l, c), n)| OrphanRejects {
-                location: l.unwrap_or_default(),
-                content_id: c.unwrap_or_default(),
-                rows: n.unwrap_or(0) as u64,
-            })
-            .collect())
+        let mut out = Vec::new();
+        for dataset in self.datasets() {
+            let name = TableName::Rejected(dataset.clone());
+            let sql = format!(
+                "SELECT source_file, content_id, count(*) FROM {} \
+                 GROUP BY source_file, content_id ORDER BY source_file",
+                name.as_str()
+            );
+            let found = self.ask(&name, &sql).await?;
+            let locations = column_text(&found, 0)?;
+            let contents = column_text(&found, 1)?;
+            let counts = column_long(&found, 2, &DataType::Int64)?;
+            out.extend(
+                locations
+                    .into_iter()
+                    .zip(contents)
+                    .zip(counts)
+                    .filter(|((l, c), _)| !loaded.contains(&(l.clone(), c.clone())))
+                    .map(|((l, c), n)| OrphanRejects {
+                        table: name.as_str(),
+                        location: l.unwrap_or_default(),
+                        content_id: c.unwrap_or_default(),
+                        rows: n.unwrap_or(0) as u64,
+                    }),
+            );
+        }
+        Ok(out)
     }
 
     /// Files per day and status, table sizes and versions, the last load, the
@@ -179,7 +249,7 @@ impl Lake {
         let mut status = LakeStatus::default();
         let per_day = self
             .ask(
-                TableName::Ledger,
+                &TableName::Ledger,
                 "SELECT to_char(loaded_at, '%Y-%m-%d') AS day, status, count(*) FROM ledger \
                  GROUP BY 1, 2 ORDER BY 1, 2",
             )
@@ -194,18 +264,18 @@ impl Lake {
                 n.unwrap_or(0) as u64,
             ));
         }
-        for name in TableName::ALL {
+        for name in TableName::all(&self.datasets()) {
             let found = self
-                .ask(name, &format!("SELECT count(*) FROM {}", name.as_str()))
+                .ask(&name, &format!("SELECT count(*) FROM {}", name.as_str()))
                 .await?;
             let rows = column_long(&found, 0, &DataType::Int64)?;
-            let version = self.version_of(name);
+            let version = self.table_mut(&name).and_then(|t| t.version());
             let rows = rows.first().copied().flatten().unwrap_or(0) as u64;
             status.tables.push((name.as_str(), rows, version));
         }
         let last = self
             .ask(
-                TableName::Ledger,
+                &TableName::Ledger,
                 "SELECT max(loaded_at) FROM ledger WHERE status = 'loaded'",
             )
             .await?;
@@ -215,7 +285,7 @@ impl Lake {
             .flatten();
         let refused = self
             .ask(
-                TableName::Ledger,
+                &TableName::Ledger,
                 "SELECT location, reason, loaded_at FROM ledger WHERE status = 'refused' \
                  ORDER BY loaded_at LIMIT 1",
             )
@@ -231,20 +301,11 @@ impl Lake {
         }
         let unfinished = self
             .ask(
-                TableName::Ledger,
+                &TableName::Ledger,
                 "SELECT location FROM ledger WHERE status = 'loading' ORDER BY location",
             )
             .await?;
         status.unfinished = column_text(&unfinished, 0)?.into_iter().flatten().collect();
         Ok(status)
-    }
-
-    fn version_of(&self, name: TableName) -> Option<u64> {
-        match name {
-            TableName::Orders => self.orders.version(),
-            TableName::RejectedOrders => self.rejected.version(),
-            TableName::Ledger => self.ledger.version(),
-            TableName::Reconciliation => self.reconciliation.version(),
-        }
     }
 }

@@ -1,15 +1,14 @@
-//! Rows of the four tables as Arrow record batches.
+//! Rows of a lake's tables as Arrow record batches, and a dataset's rows read back.
 
 use crate::error::LakeError;
 use crate::ledger::LedgerEntry;
-use crate::schema::{TableName, AMOUNT};
-use crate::table::{longs_of, strings_of};
+use crate::schema::TableName;
+use crate::values;
 use deltalake::arrow::array::{
-    ArrayRef, BooleanArray, Decimal128Array, Int64Array, StringArray, TimestampMicrosecondArray,
+    ArrayRef, BooleanArray, Int64Array, StringArray, TimestampMicrosecondArray,
 };
-use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltaload_core::{OrderChange, Reconciliation, Reject};
+use deltaload_core::{Dataset, Reconciliation, Reject, Row, Value};
 use std::sync::Arc;
 
 fn utc(values: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
@@ -24,37 +23,29 @@ fn longs(values: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
     Arc::new(Int64Array::from_iter(values))
 }
 
-fn batch(name: TableName, columns: Vec<ArrayRef>) -> Result<RecordBatch, LakeError> {
+fn batch(name: &TableName, columns: Vec<ArrayRef>) -> Result<RecordBatch, LakeError> {
     RecordBatch::try_new(name.schema(), columns).map_err(LakeError::arrow(name.as_str()))
 }
 
-/// Changes, each with the file it comes from, as rows of `orders`.
-pub(crate) fn orders(
-    rows: &[(&OrderChange, &str)],
+/// Changes, each with the file it comes from, as rows of the dataset's table.
+pub(crate) fn target(
+    dataset: &Arc<Dataset>,
+    rows: &[(&Row, &str)],
     loaded_at: i64,
 ) -> Result<RecordBatch, LakeError> {
     let n = rows.len();
-    let changes = || rows.iter().map(|(c, _)| *c);
-    let amount = Decimal128Array::from_iter(changes().map(|c| c.amount_cents.map(i128::from)))
-        .with_data_type(AMOUNT);
-    batch(
-        TableName::Orders,
-        vec![
-            longs(changes().map(|c| Some(c.order_id))),
-            strings(changes().map(|c| c.customer_id.as_deref())),
-            strings(changes().map(|c| c.status.as_deref())),
-            Arc::new(amount),
-            strings(changes().map(|c| c.currency.as_deref())),
-            utc(changes().map(|c| c.ordered_at)),
-            utc(changes().map(|c| Some(c.updated_at))),
-            strings(rows.iter().map(|(_, f)| Some(*f))),
-            utc(std::iter::repeat_n(Some(loaded_at), n)),
-        ],
-    )
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 2);
+    for (i, column) in dataset.columns.iter().enumerate() {
+        columns.push(values::array(column.ty, rows.iter().map(|(r, _)| &r[i])));
+    }
+    columns.push(strings(rows.iter().map(|(_, f)| Some(*f))));
+    columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
+    batch(&TableName::Target(dataset.clone()), columns)
 }
 
 /// A file's rejects, as rows of `rejected_orders`.
 pub(crate) fn rejects(
+    dataset: &Arc<Dataset>,
     rejects: &[Reject],
     source_file: &str,
     content_id: &str,
@@ -62,12 +53,12 @@ pub(crate) fn rejects(
 ) -> Result<RecordBatch, LakeError> {
     let n = rejects.len();
     batch(
-        TableName::RejectedOrders,
+        &TableName::Rejected(dataset.clone()),
         vec![
             strings(std::iter::repeat_n(Some(source_file), n)),
             strings(std::iter::repeat_n(Some(content_id), n)),
             longs(rejects.iter().map(|r| Some(r.line as i64))),
-            strings(rejects.iter().map(|r| r.order_id.as_deref())),
+            strings(rejects.iter().map(|r| r.key.as_deref())),
             strings(rejects.iter().map(|r| Some(r.raw.as_str()))),
             strings(rejects.iter().map(|r| Some(r.reason.as_str()))),
             utc(std::iter::repeat_n(Some(loaded_at), n)),
@@ -83,7 +74,7 @@ fn counts<'a, T: 'a>(rows: impl IntoIterator<Item = &'a T>, f: impl Fn(&T) -> u6
 pub(crate) fn ledger(entries: &[LedgerEntry]) -> Result<RecordBatch, LakeError> {
     let e = entries;
     batch(
-        TableName::Ledger,
+        &TableName::Ledger,
         vec![
             strings(e.iter().map(|e| Some(e.location.as_str()))),
             strings(e.iter().map(|e| Some(e.content_id.as_str()))),
@@ -100,12 +91,14 @@ pub(crate) fn ledger(entries: &[LedgerEntry]) -> Result<RecordBatch, LakeError> 
             longs(e.iter().map(|e| e.orders_version.map(|v| v as i64))),
             longs(e.iter().map(|e| e.rejected_version.map(|v| v as i64))),
             utc(e.iter().map(|e| Some(e.loaded_at))),
+            strings(e.iter().map(|e| Some(e.dataset.as_str()))),
         ],
     )
 }
 
 /// One row of `reconciliation` per file version.
 pub(crate) struct ReconciliationRow<'a> {
+    pub dataset: &'a str,
     pub location: &'a str,
     pub content_id: &'a str,
     pub figures: Reconciliation,
@@ -119,7 +112,7 @@ pub(crate) fn reconciliation(
 ) -> Result<RecordBatch, LakeError> {
     let n = rows.len();
     batch(
-        TableName::Reconciliation,
+        &TableName::Reconciliation,
         vec![
             strings(rows.iter().map(|r| Some(r.location))),
             strings(rows.iter().map(|r| Some(r.content_id))),
@@ -135,42 +128,25 @@ pub(crate) fn reconciliation(
             )),
             longs(std::iter::repeat_n(orders_version.map(|v| v as i64), n)),
             utc(std::iter::repeat_n(Some(loaded_at), n)),
+            strings(rows.iter().map(|r| Some(r.dataset))),
         ],
     )
 }
 
-/// Rows of `orders` (its first seven columns, in order) read back as changes.
-/// A row without an `updated_at` (only another engine could write one) loses
-/// against every change, as it does in the MERGE condition.
-pub(crate) fn order_changes(batch: &RecordBatch) -> Result<Vec<OrderChange>, LakeError> {
-    let ts = crate::schema::timestamp();
-    let ids = longs_of(batch.column(0), &DataType::Int64)?;
-    let customers = strings_of(batch.column(1))?;
-    let statuses = strings_of(batch.column(2))?;
-    let amounts = longs_of(batch.column(3), &AMOUNT)?;
-    let currencies = strings_of(batch.column(4))?;
-    let ordered = longs_of(batch.column(5), &ts)?;
-    let updated = longs_of(batch.column(6), &ts)?;
-    let mut out = Vec::with_capacity(batch.num_rows());
-    let columns = customers
-        .into_iter()
-        .zip(statuses)
-        .zip(amounts)
-        .zip(currencies);
-    let times = ordered.into_iter().zip(updated);
-    for ((id, (((customer_id, status), amount_cents), currency)), (ordered_at, updated_at)) in
-        ids.into_iter().zip(columns).zip(times)
-    {
-        let Some(order_id) = id else { continue };
-        out.push(OrderChange {
-            order_id,
-            customer_id,
-            status,
-            amount_cents,
-            currency,
-            ordered_at,
-            updated_at: updated_at.unwrap_or(i64::MIN),
-        });
+/// Rows of a dataset's table (its declared columns, in order) read back as rows.
+pub(crate) fn target_rows(dataset: &Dataset, batch: &RecordBatch) -> Result<Vec<Row>, LakeError> {
+    let mut columns = Vec::with_capacity(dataset.columns.len());
+    for (i, column) in dataset.columns.iter().enumerate() {
+        columns.push(values::read(batch.column(i), column.ty, &dataset.name)?.into_iter());
     }
-    Ok(out)
+    let mut rows = Vec::with_capacity(batch.num_rows());
+    for _ in 0..batch.num_rows() {
+        rows.push(
+            columns
+                .iter_mut()
+                .map(|c| c.next().unwrap_or(Value::Null))
+                .collect(),
+        );
+    }
+    Ok(rows)
 }

@@ -7,20 +7,20 @@ use deltalake::DeltaTableError;
 pub enum LakeError {
     #[error("table {table} at {url}: {source}; check that the lake location is reachable and writable, then run again")]
     Delta {
-        table: &'static str,
+        table: String,
         url: String,
         #[source]
         source: Box<DeltaTableError>,
     },
     #[error("query on table {table}: {source}")]
     Query {
-        table: &'static str,
+        table: String,
         #[source]
         source: Box<deltalake::datafusion::error::DataFusionError>,
     },
     #[error("building the {table} rows: {source}")]
     Arrow {
-        table: &'static str,
+        table: String,
         #[source]
         source: deltalake::arrow::error::ArrowError,
     },
@@ -33,7 +33,7 @@ pub enum LakeError {
         source: std::io::Error,
     },
     #[error("table {table}: {detail}")]
-    Invariant { table: &'static str, detail: String },
+    Invariant { table: String, detail: String },
     #[error(transparent)]
     Core(#[from] deltaload_core::CoreError),
     #[error(
@@ -63,26 +63,32 @@ pub enum LakeError {
         "--key {key:?} cannot be a key of {table}: its key column {column} holds whole numbers"
     )]
     Key {
-        table: &'static str,
-        column: &'static str,
+        table: String,
+        column: String,
         key: String,
     },
     #[error("printing table {table}: {source}")]
     Output {
-        table: &'static str,
+        table: String,
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "table {table} does not match the spec: {detail}; deltaload adds new nullable columns \
+         and changes nothing else in an existing table: restore the earlier definition in the \
+         spec, or declare the changed feed as a new dataset"
+    )]
+    SpecChange { table: String, detail: String },
     #[error("no table {table} at {url}: nothing has been loaded into this lake yet")]
-    Missing { table: &'static str, url: String },
+    Missing { table: String, url: String },
 }
 
 impl LakeError {
     pub(crate) fn delta(
-        table: &'static str,
+        table: impl Into<String>,
         url: &url::Url,
     ) -> impl FnOnce(DeltaTableError) -> Self {
-        let url = url.to_string();
+        let (table, url) = (table.into(), url.to_string());
         move |source| Self::Delta {
             table,
             url,
@@ -91,21 +97,24 @@ impl LakeError {
     }
 
     pub(crate) fn query(
-        table: &'static str,
+        table: impl Into<String>,
     ) -> impl FnOnce(deltalake::datafusion::error::DataFusionError) -> Self {
+        let table = table.into();
         move |source| Self::Query {
             table,
             source: Box::new(source),
         }
     }
 
-    pub(crate) fn output(table: &'static str) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn output(table: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let table = table.into();
         move |source| Self::Output { table, source }
     }
 
     pub(crate) fn arrow(
-        table: &'static str,
+        table: impl Into<String>,
     ) -> impl FnOnce(deltalake::arrow::error::ArrowError) -> Self {
+        let table = table.into();
         move |source| Self::Arrow { table, source }
     }
 }

@@ -57,6 +57,8 @@ impl LedgerStatus {
 /// One row of the ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerEntry {
+    /// The dataset the file loads into.
+    pub dataset: String,
     pub location: String,
     pub content_id: String,
     pub size: u64,
@@ -87,12 +89,12 @@ impl Lake {
         &mut self,
         keys: &[FileKey],
     ) -> Result<HashMap<FileKey, Seen>, LakeError> {
-        refresh(&mut self.ledger, TableName::Ledger).await?;
+        refresh(&mut self.ledger, &TableName::Ledger).await?;
         let sql = format!(
             "SELECT location, content_id, status, reason, orders_version FROM ledger WHERE {}",
             sql_in("location", keys.iter().map(|(l, _)| l.as_str()))
         );
-        let batches = query(&self.ctx, &self.ledger, TableName::Ledger, &sql).await?;
+        let batches = query(&self.ctx, &self.ledger, &TableName::Ledger, &sql).await?;
         let mut seen = HashMap::new();
         for batch in &batches {
             let locations = strings_of(batch.column(0))?;
@@ -138,7 +140,7 @@ impl Lake {
                 .map(|e| (e.location.as_str(), e.content_id.as_str())),
         );
         self.ledger =
-            replace_where(&self.ledger, TableName::Ledger, vec![batch], predicate).await?;
+            replace_where(&self.ledger, &TableName::Ledger, vec![batch], predicate).await?;
         Ok(())
     }
 }

@@ -1,22 +1,25 @@
 //! The Delta Lake adapter of deltaload: it owns every Arrow and Delta call.
 //!
-//! A [`Lake`] is a root (a local directory or an object-store URI) holding four
-//! Delta tables, created on first use:
+//! A [`Lake`] is a root (a local directory or an object-store URI) holding,
+//! per dataset of its spec, two Delta tables, and two shared ones; all are
+//! created on first use:
 //!
 //! | table | one row per | written with |
 //! |---|---|---|
-//! | `orders` | order (its newest change) | MERGE, update only when newer |
-//! | `rejected_orders` | record that did not parse | replace_where on the source file |
+//! | `<dataset>` (e.g. `orders`) | key (its newest change) | MERGE, update only when newer |
+//! | `rejected_<dataset>` | record that did not parse | replace_where on the source file |
 //! | `ledger` | file version (location + content) | replace_where on that key |
 //! | `reconciliation` | load of a file version | replace_where on that key |
 //!
-//! [`Lake::load_batch`] loads [`SourceFile`]s with one commit per table per batch
-//! ([`Lake::load`] one file); the CLI and the event handlers call it the same way,
-//! whatever the files came from.
+//! [`Lake::load_into`] loads [`SourceFile`]s into one dataset with one commit
+//! per table per batch ([`Lake::load`] one file into the lake's only dataset);
+//! the CLI and the event handlers call it the same way, whatever the files came from.
 
 pub mod audit;
 mod batches;
 pub mod error;
+mod evolve;
+mod keys;
 mod ledger;
 mod load;
 pub mod location;
@@ -24,13 +27,15 @@ pub mod maintain;
 mod merge;
 mod outcome;
 mod predicates;
+mod recovery;
 mod retry;
 mod schema;
 mod show;
 mod table;
+mod values;
 mod writes;
 
-pub use audit::{LakeStatus, LedgerFile, OrphanRejects};
+pub use audit::{DuplicateKey, LakeStatus, LedgerFile, OrphanRejects};
 pub use error::LakeError;
 pub use ledger::{LedgerEntry, LedgerStatus};
 pub use location::{lake_url, local_source, LakeRoot};
@@ -38,30 +43,39 @@ pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
 pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
-pub use schema::{TableName, ORDERS_FILE_BYTES};
+pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
 };
 
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
+use deltaload_core::{Dataset, Spec};
+use std::sync::Arc;
 
-/// The four tables of a lake, opened (and created when missing) at `root`.
+/// The tables of a lake, opened (and created when missing) at `root`.
 pub struct Lake {
     root: LakeRoot,
     ctx: SessionContext,
-    orders: DeltaTable,
-    rejected: DeltaTable,
+    /// Per dataset of the spec, in its order.
+    sets: Vec<DatasetTables>,
     ledger: DeltaTable,
     reconciliation: DeltaTable,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
-    /// What the MERGEs into `orders` read and wrote, since the lake was opened.
+    /// What the MERGEs into the datasets' tables read and wrote, since the lake was opened.
     orders_files: OrdersFiles,
 }
 
-/// The `orders` data files MERGEs scanned, skipped by their statistics,
-/// rewrote (removed) and added, summed over the MERGEs since the lake was opened.
+/// A dataset and its two tables.
+pub(crate) struct DatasetTables {
+    pub dataset: Arc<Dataset>,
+    pub target: DeltaTable,
+    pub rejected: DeltaTable,
+}
+
+/// The data files MERGEs into the datasets' tables scanned, skipped by their
+/// statistics, rewrote (removed) and added, summed since the lake was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OrdersFiles {
     pub scanned: u64,
@@ -71,21 +85,41 @@ pub struct OrdersFiles {
 }
 
 impl Lake {
-    /// Opens the lake at `root`, creating any missing table.
+    /// Opens the lake of the built-in `orders` dataset at `root`, creating any missing table.
     pub async fn open(root: &LakeRoot) -> Result<Self, LakeError> {
-        // The four tables are opened at once: on S3 each is a few round trips,
+        Self::open_spec(root, &Spec::builtin()).await
+    }
+
+    /// Opens the lake of `spec`'s datasets at `root`, creating any missing
+    /// table, adding the columns the spec added, and refusing a table whose
+    /// definition the spec changed otherwise.
+    pub async fn open_spec(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
+        // The tables are opened at once: on S3 each is a few round trips,
         // and a Lambda's cold start waits for all of them.
-        let (orders, rejected, ledger, reconciliation) = futures::try_join!(
-            table::open_or_create(root, TableName::Orders),
-            table::open_or_create(root, TableName::RejectedOrders),
-            table::open_or_create(root, TableName::Ledger),
-            table::open_or_create(root, TableName::Reconciliation),
+        let sets = futures::future::try_join_all(spec.datasets.iter().map(|d| async move {
+            let (target, rejected) = (TableName::Target(d.clone()), TableName::Rejected(d.clone()));
+            // Both at once; the table's own error first (a changed key also
+            // renames the rejects' key column).
+            let (target, rejected) = futures::join!(
+                table::open_or_create(root, &target),
+                table::open_or_create(root, &rejected),
+            );
+            let (target, rejected) = (target?, rejected?);
+            Ok::<_, LakeError>(DatasetTables {
+                dataset: d.clone(),
+                target,
+                rejected,
+            })
+        }));
+        let (sets, ledger, reconciliation) = futures::try_join!(
+            sets,
+            table::open_or_create(root, &TableName::Ledger),
+            table::open_or_create(root, &TableName::Reconciliation),
         )?;
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),
-            orders,
-            rejected,
+            sets,
             ledger,
             reconciliation,
             commit_retries: 0,
@@ -98,20 +132,43 @@ impl Lake {
         &self.root
     }
 
+    /// The datasets the lake was opened with.
+    pub fn datasets(&self) -> Vec<Arc<Dataset>> {
+        self.sets.iter().map(|s| s.dataset.clone()).collect()
+    }
+
     /// Load rounds run again after a commit conflict with another writer, since
     /// the lake was opened.
     pub fn commit_retries(&self) -> u64 {
         self.commit_retries
     }
 
-    /// The `orders` files the MERGEs scanned, skipped, rewrote and added since
+    /// The data files the MERGEs scanned, skipped, rewrote and added since
     /// the lake was opened.
     pub fn orders_files(&self) -> OrdersFiles {
         self.orders_files
     }
 
-    /// The current version of the `orders` table.
+    /// The current version of the first dataset's table (`orders` without a spec).
     pub fn orders_version(&self) -> Option<u64> {
-        self.orders.version()
+        self.sets.first().and_then(|s| s.target.version())
+    }
+
+    /// The index of the dataset called `name`.
+    pub(crate) fn set_index(&self, name: &str) -> Result<usize, LakeError> {
+        self.sets
+            .iter()
+            .position(|s| s.dataset.name == name)
+            .ok_or_else(|| LakeError::Invariant {
+                table: name.to_string(),
+                detail: format!(
+                    "no dataset {name:?} in this lake's spec (it has: {})",
+                    self.sets
+                        .iter()
+                        .map(|s| s.dataset.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
     }
 }

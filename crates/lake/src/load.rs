@@ -17,8 +17,7 @@ use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
 use deltaload_core::{
-    attribute, newest_per_order, read_changes, ContentId, MergeCounts, OrderChange, ParsedFile,
-    Reconciliation,
+    attribute, newest_per_key, read_file, ContentId, MergeCounts, ParsedFile, Reconciliation, Row,
 };
 use std::collections::{HashMap, HashSet};
 use tracing::Instrument;
@@ -46,6 +45,7 @@ fn now_micros() -> i64 {
 
 /// A file of a round, with its identity.
 struct Candidate<'a> {
+    dataset: &'a str,
     file: &'a SourceFile,
     content: ContentId,
     key: FileKey,
@@ -54,6 +54,7 @@ struct Candidate<'a> {
 impl Candidate<'_> {
     fn entry(&self, status: LedgerStatus, reason: Option<String>) -> LedgerEntry {
         LedgerEntry {
+            dataset: self.dataset.to_string(),
             location: self.key.0.clone(),
             content_id: self.key.1.clone(),
             size: self.content.size,
@@ -69,17 +70,17 @@ impl Candidate<'_> {
     }
 }
 
-/// A file of a round that parsed: its rejects and its newest change per order.
+/// A file of a round that parsed: its rejects and its newest change per key.
 struct Parsed<'a> {
     slot: usize,
     candidate: &'a Candidate<'a>,
     file: ParsedFile,
     loaded: u64,
-    newest: Vec<OrderChange>,
+    newest: Vec<Row>,
 }
 
 impl Lake {
-    /// Loads one file version; see [`Lake::load_batch`].
+    /// Loads one file version into the lake's only dataset; see [`Lake::load_into`].
     pub async fn load(
         &mut self,
         file: &SourceFile,
@@ -87,24 +88,48 @@ impl Lake {
     ) -> Result<LoadOutcome, LakeError> {
         let mut outcomes = self.load_batch(std::slice::from_ref(file), opts).await?;
         outcomes.pop().ok_or_else(|| LakeError::Invariant {
-            table: "ledger",
+            table: "ledger".into(),
             detail: format!("the load of {} gave no outcome", file.location),
         })
     }
 
-    /// Loads files together, with one commit per table for each round (see the
-    /// module docs); returns one outcome per file, in the order given. A file
-    /// given twice with the same content is loaded once and reported skipped the
-    /// second time. On error nothing is recorded in the ledger for the round that
-    /// failed, and running the same files again completes the load.
+    /// Loads files into the lake's only dataset; see [`Lake::load_into`].
     pub async fn load_batch(
         &mut self,
         files: &[SourceFile],
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
+        let name = match self.sets.as_slice() {
+            [only] => only.dataset.name.clone(),
+            _ => {
+                return Err(LakeError::Invariant {
+                    table: "ledger".into(),
+                    detail: "this lake has several datasets: name the one to load into".into(),
+                })
+            }
+        };
+        self.load_into(&name, files, opts).await
+    }
+
+    /// Loads files into dataset `dataset` together, with one commit per table
+    /// for each round (see the module docs); returns one outcome per file, in
+    /// the order given. A file given twice with the same content is loaded once
+    /// and reported skipped the second time. On error nothing is recorded in the
+    /// ledger for the round that failed, and running the same files again
+    /// completes the load.
+    pub async fn load_into(
+        &mut self,
+        dataset: &str,
+        files: &[SourceFile],
+        opts: LoadOptions,
+    ) -> Result<Vec<LoadOutcome>, LakeError> {
+        let ds = self.set_index(dataset)?;
         let bytes: usize = files.iter().map(|f| f.bytes.len()).sum();
-        let span = tracing::info_span!("load", files = files.len(), bytes);
-        let outcomes = self.load_rounds(files, opts).instrument(span.clone()).await;
+        let span = tracing::info_span!("load", dataset, files = files.len(), bytes);
+        let outcomes = self
+            .load_rounds(ds, files, opts)
+            .instrument(span.clone())
+            .await;
         let _entered = span.enter();
         match &outcomes {
             Ok(outcomes) => {
@@ -119,15 +144,22 @@ impl Lake {
 
     async fn load_rounds(
         &mut self,
+        ds: usize,
         files: &[SourceFile],
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
         let candidates: Vec<Candidate> = files
             .iter()
             .map(|file| {
                 let content = ContentId::of(&file.bytes);
                 let key = (file.location.clone(), content.to_string());
-                Candidate { file, content, key }
+                Candidate {
+                    dataset: &dataset.name,
+                    file,
+                    content,
+                    key,
+                }
             })
             .collect();
         let mut outcomes: Vec<Option<LoadOutcome>> = vec![None; files.len()];
@@ -142,14 +174,14 @@ impl Lake {
             }
             first_of.insert(&c.key, i);
             if !in_round.insert(c.key.0.as_str()) {
-                self.retried_round(&candidates, &round, &mut outcomes, opts)
+                self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
                     .await?;
                 round.clear();
                 in_round = HashSet::from([c.key.0.as_str()]);
             }
             round.push(i);
         }
-        self.retried_round(&candidates, &round, &mut outcomes, opts)
+        self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
             .await?;
         for (copy, first) in copies {
             outcomes[copy] = outcomes[first].as_ref().map(|o| match o {
@@ -164,7 +196,7 @@ impl Lake {
             .zip(files)
             .map(|(o, f)| {
                 o.ok_or_else(|| LakeError::Invariant {
-                    table: "ledger",
+                    table: "ledger".into(),
                     detail: format!("{} was left out of its batch", f.location),
                 })
             })
@@ -175,6 +207,7 @@ impl Lake {
     /// backoff and jitter, counted in [`Lake::commit_retries`]).
     async fn retried_round(
         &mut self,
+        ds: usize,
         candidates: &[Candidate<'_>],
         round: &[usize],
         outcomes: &mut [Option<LoadOutcome>],
@@ -182,7 +215,7 @@ impl Lake {
     ) -> Result<(), LakeError> {
         let mut attempt = 1;
         loop {
-            match self.load_round(candidates, round, outcomes, opts).await {
+            match self.load_round(ds, candidates, round, outcomes, opts).await {
                 Err(e) if retry::is_conflict(&e) && attempt < retry::ATTEMPTS => {
                     let wait = retry::backoff(attempt);
                     attempt += 1;
@@ -211,6 +244,7 @@ impl Lake {
     /// Loads the files `round` names (distinct locations), writing their outcomes.
     async fn load_round(
         &mut self,
+        ds: usize,
         candidates: &[Candidate<'_>],
         round: &[usize],
         outcomes: &mut [Option<LoadOutcome>],
@@ -228,6 +262,7 @@ impl Lake {
         };
         let mut ledger_rows = Vec::new();
         let mut parsed = Vec::new();
+        let dataset = self.sets[ds].dataset.clone();
         for &slot in round {
             let candidate = &candidates[slot];
             let seen = seen.get(&candidate.key);
@@ -241,12 +276,12 @@ impl Lake {
                 outcomes[slot] = Some(LoadOutcome::Skipped { orders_version });
                 continue;
             }
-            match read_changes(&candidate.file.bytes) {
+            match read_file(&dataset, &candidate.file.bytes) {
                 Ok(mut file) => {
                     let loaded = file.changes.len() as u64;
                     // Moved, not copied: the parsed records are freed here and
-                    // only the newest change per order stays for the MERGE.
-                    let newest = newest_per_order(std::mem::take(&mut file.changes));
+                    // only the newest change per key stays for the MERGE.
+                    let newest = newest_per_key(&dataset, std::mem::take(&mut file.changes));
                     parsed.push(Parsed {
                         slot,
                         candidate,
@@ -270,11 +305,11 @@ impl Lake {
         step!(opts, started, AfterRead, "after-read");
         // Start from the tables' latest versions: another writer may have committed
         // since the last load, and a stale snapshot turns every commit into a conflict.
-        self.refresh_writes().await?;
+        self.refresh_writes(ds).await?;
         // Mark the files `loading` with the orders version they start from (an
         // earlier, interrupted attempt's if there was one): a rerun searches the
         // orders history from there for a MERGE this load committed.
-        let start = self.orders.version();
+        let start = self.sets[ds].target.version();
         let mut resume_from: Option<Option<u64>> = None;
         for p in &parsed {
             let mut marker = p.candidate.entry(LedgerStatus::Loading, None);
@@ -303,17 +338,19 @@ impl Lake {
                 rejects: &p.file.rejects,
             })
             .collect();
-        let rejected_version = self.replace_rejects(&rejects, loaded_at).await?;
+        let rejected_version = self.replace_rejects(ds, &rejects, loaded_at).await?;
         step!(opts, started, AfterRejected, "after-rejected");
 
-        let (counts, recovered) = self.merge_round(&parsed, resume_from, loaded_at).await?;
+        let (counts, recovered) = self
+            .merge_round(ds, &parsed, resume_from, loaded_at)
+            .await?;
         step!(opts, started, AfterOrders, "after-orders");
-        let ids: Vec<i64> = parsed
+        let keys: Vec<Vec<deltaload_core::Value>> = parsed
             .iter()
-            .flat_map(|p| p.newest.iter().map(|c| c.order_id))
+            .flat_map(|p| p.newest.iter().map(|r| dataset.key_of(r)))
             .collect();
-        self.check_unique_orders(&ids).await?;
-        let orders_version = self.orders.version();
+        self.check_unique_keys(ds, &keys).await?;
+        let orders_version = self.sets[ds].target.version();
         let mut rows = Vec::with_capacity(parsed.len());
         for (p, counts) in parsed.iter().zip(&counts) {
             let (location, content_id) = (&p.candidate.key.0, &p.candidate.key.1);
@@ -325,6 +362,7 @@ impl Lake {
                 *counts,
             )?;
             rows.push(ReconciliationRow {
+                dataset: &dataset.name,
                 location,
                 content_id,
                 figures,
@@ -357,6 +395,7 @@ impl Lake {
     /// (searched for in the orders versions after `resume_from`, when given).
     async fn merge_round(
         &mut self,
+        ds: usize,
         parsed: &[Parsed<'_>],
         resume_from: Option<Option<u64>>,
         loaded_at: i64,
@@ -365,7 +404,7 @@ impl Lake {
             None => HashMap::new(),
             Some(from) => {
                 let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
-                self.find_merge_commits(from, &keys).await?
+                self.find_merge_commits(ds, from, &keys).await?
             }
         };
         let mut counts: Vec<Option<MergeCounts>> = parsed
@@ -384,28 +423,28 @@ impl Lake {
             [] => {}
             [only] => {
                 // One file: the MERGE's own metrics are its counts.
-                let rows: Vec<(&OrderChange, &str)> = parsed[*only]
+                let rows: Vec<(&Row, &str)> = parsed[*only]
                     .newest
                     .iter()
                     .map(|c| (c, location(*only)))
                     .collect();
                 let files = [merged(*only, None)];
-                counts[*only] = Some(self.merge_orders(&rows, &files, loaded_at).await?.0);
+                counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
             }
             many => {
                 // Several files: replay them against the rows they touch, then
                 // merge only the rows that end up changed.
-                let mut ids: Vec<i64> = many
+                let dataset = self.sets[ds].dataset.clone();
+                let mut keys: Vec<Vec<deltaload_core::Value>> = many
                     .iter()
-                    .flat_map(|&i| parsed[i].newest.iter().map(|c| c.order_id))
+                    .flat_map(|&i| parsed[i].newest.iter().map(|r| dataset.key_of(r)))
                     .collect();
-                ids.sort_unstable();
-                ids.dedup();
-                let current = self.current_orders(&ids).await?;
-                let lists: Vec<Vec<OrderChange>> =
-                    many.iter().map(|&i| parsed[i].newest.clone()).collect();
-                let plan = attribute(&current, &lists);
-                let rows: Vec<(&OrderChange, &str)> = plan
+                keys.sort_unstable();
+                keys.dedup();
+                let current = self.current_rows(ds, &keys).await?;
+                let lists: Vec<Vec<Row>> = many.iter().map(|&i| parsed[i].newest.clone()).collect();
+                let plan = attribute(&dataset, &current, &lists);
+                let rows: Vec<(&Row, &str)> = plan
                     .winners
                     .iter()
                     .map(|(k, c)| (c, location(many[*k])))
@@ -415,7 +454,7 @@ impl Lake {
                     .zip(&plan.per_file)
                     .map(|(&i, c)| merged(i, Some(*c)))
                     .collect();
-                let (got, _) = self.merge_orders(&rows, &files, loaded_at).await?;
+                let (got, _) = self.merge_target(ds, &rows, &files, loaded_at).await?;
                 if got != plan.expected {
                     tracing::warn!(
                         expected_inserted = plan.expected.inserted,

@@ -61,7 +61,7 @@ impl Default for MaintainOptions {
 /// What maintenance did to one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintained {
-    pub table: &'static str,
+    pub table: String,
     /// Data files before, and after compaction.
     pub files_before: usize,
     pub files_after: usize,
@@ -78,17 +78,15 @@ pub struct Maintained {
 }
 
 impl Lake {
-    /// Maintains the four tables in turn.
+    /// Maintains the lake's tables in turn.
     pub async fn maintain(&mut self, opts: MaintainOptions) -> Result<Vec<Maintained>, LakeError> {
-        let mut out = Vec::with_capacity(TableName::ALL.len());
-        for name in TableName::ALL {
-            let table = match name {
-                TableName::Orders => &mut self.orders,
-                TableName::RejectedOrders => &mut self.rejected,
-                TableName::Ledger => &mut self.ledger,
-                TableName::Reconciliation => &mut self.reconciliation,
+        let names = TableName::all(&self.datasets());
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let Some(table) = self.table_mut(&name) else {
+                continue;
             };
-            out.push(maintain_table(table, name, opts).await?);
+            out.push(maintain_table(table, &name, opts).await?);
         }
         Ok(out)
     }
@@ -100,25 +98,28 @@ fn file_count(table: &DeltaTable) -> usize {
 
 async fn maintain_table(
     table: &mut DeltaTable,
-    name: TableName,
+    name: &TableName,
     opts: MaintainOptions,
 ) -> Result<Maintained, LakeError> {
     let url = table.table_url().clone();
-    let err = || LakeError::delta(name.as_str(), &url);
+    let label = name.as_str();
+    let err = || LakeError::delta(&label, &url);
     refresh(table, name).await?;
     let mut done = Maintained {
-        table: name.as_str(),
+        table: label.clone(),
         files_before: file_count(table),
         ..Maintained::default()
     };
     if !opts.dry_run {
         let bytes = match name {
-            TableName::Orders => opts.orders_file_bytes,
+            TableName::Target(_) => opts.orders_file_bytes,
             _ => opts.target_file_bytes,
         };
         let target = NonZeroU64::new(bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
         let kind = || match name {
-            TableName::Orders if opts.cluster => OptimizeType::ZOrder(vec!["order_id".to_string()]),
+            TableName::Target(d) if opts.cluster => {
+                OptimizeType::ZOrder(vec![d.columns[d.keys[0]].name.clone()])
+            }
             _ => OptimizeType::Compact,
         };
         let mut attempt = 0;
@@ -141,7 +142,7 @@ async fn maintain_table(
                     attempt += 1;
                     done.conflicts_retried += 1;
                     tracing::info!(
-                        table = name.as_str(),
+                        table = %label,
                         attempt = attempt + 1,
                         of = ATTEMPTS,
                         "compaction lost to a concurrent commit: planned again"

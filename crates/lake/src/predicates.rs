@@ -1,7 +1,8 @@
-//! The SQL predicates of the MERGE into `orders`: which rows it joins (the
-//! order ids, bounded by the batch's ranges) and when a change wins.
+//! The SQL predicates of the MERGE into a dataset's table: which rows it joins
+//! (the keys, bounded by the batch's ranges of an integer key) and when a change wins.
 
-use deltaload_core::newest::TIE_COLUMNS;
+use crate::schema::quoted;
+use deltaload_core::{ColumnType, Dataset};
 
 /// How many order_id ranges the MERGE predicate names at most: enough to
 /// keep a block of recent orders and a few stragglers apart, few enough for
@@ -14,15 +15,32 @@ pub(crate) const MERGE_RANGES: usize = 32;
 /// the target alone, so files whose order_id statistics miss every range are
 /// neither read nor rewritten, and a concurrent commit adding one of these
 /// ids still conflicts with this one.
-pub(crate) fn join_predicate(ids: &[i64]) -> String {
-    let ranges = batch_ranges(ids);
-    if ranges.is_empty() {
-        return "t.order_id = s.order_id".to_string();
+pub(crate) fn join_predicate(dataset: &Dataset, ranges: &[(i64, i64)]) -> String {
+    let keys: Vec<String> = dataset
+        .keys
+        .iter()
+        .map(|&k| {
+            let c = quoted(&dataset.columns[k].name);
+            format!("t.{c} = s.{c}")
+        })
+        .collect();
+    let join = keys.join(" AND ");
+    match integer_key(dataset) {
+        Some(first) if !ranges.is_empty() => {
+            format!(
+                "{join} AND ({})",
+                within_ranges(&format!("t.{first}"), ranges)
+            )
+        }
+        _ => join,
     }
-    format!(
-        "t.order_id = s.order_id AND ({})",
-        within_ranges("t.order_id", &ranges)
-    )
+}
+
+/// The first key column, quoted, when it holds whole numbers: the column whose
+/// ranges bound a MERGE's scan.
+pub(crate) fn integer_key(dataset: &Dataset) -> Option<String> {
+    let first = &dataset.columns[dataset.keys[0]];
+    matches!(first.ty, ColumnType::Int | ColumnType::Bigint).then(|| quoted(&first.name))
 }
 
 /// The ranges covering the batch's ids, or the one range from the smallest to
@@ -59,37 +77,51 @@ pub(crate) fn within_ranges(column: &str, ranges: &[(i64, i64)]) -> String {
     within.join(" OR ")
 }
 
-/// `s` wins over `t`: strictly newer, or as new and greater by content.
-/// Mirrors [`deltaload_core::newest::compare_changes`] in SQL (nulls lowest).
-pub(crate) fn newer_predicate() -> String {
+/// `s` wins over `t`: a strictly greater sequence, or an equal one and greater
+/// by the tie-break columns; `None` without a sequence (a later change always
+/// wins). Mirrors [`deltaload_core::Dataset::compare`] in SQL (nulls lowest).
+pub(crate) fn newer_predicate(dataset: &Dataset) -> Option<String> {
+    if dataset.sequence_by.is_empty() {
+        return None;
+    }
     let mut lex = "FALSE".to_string();
-    for c in TIE_COLUMNS.iter().rev() {
+    for &i in dataset.tie_break.iter().rev() {
+        let c = quoted(&dataset.columns[i].name);
         lex = format!(
             "((s.{c} IS NOT NULL AND t.{c} IS NULL) OR s.{c} > t.{c} \
              OR (((s.{c} IS NULL AND t.{c} IS NULL) OR s.{c} = t.{c}) AND {lex}))"
         );
     }
-    format!("s.updated_at > t.updated_at OR (s.updated_at = t.updated_at AND {lex})")
+    for &i in dataset.sequence_by.iter().rev() {
+        let c = quoted(&dataset.columns[i].name);
+        lex = format!("s.{c} > t.{c} OR (s.{c} = t.{c} AND ({lex}))");
+    }
+    Some(lex)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn orders() -> std::sync::Arc<Dataset> {
+        Dataset::orders()
+    }
+
     #[test]
     fn the_join_predicate_bounds_the_target_by_the_batch_ranges() {
-        assert_eq!(join_predicate(&[]), "t.order_id = s.order_id");
+        let join = |ids: &[i64]| join_predicate(&orders(), &batch_ranges(ids));
+        assert_eq!(join(&[]), "t.order_id = s.order_id");
         assert_eq!(
-            join_predicate(&[90, 3, 4, 5]),
+            join(&[90, 3, 4, 5]),
             "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 5 OR t.order_id = 90)"
         );
         // Gaps that leave out less than half of the span: one range.
         assert_eq!(
-            join_predicate(&[9, 3, 4, 5, 7]),
+            join(&[9, 3, 4, 5, 7]),
             "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 9)"
         );
         assert_eq!(
-            join_predicate(&[i64::MIN, i64::MAX]),
+            join(&[i64::MIN, i64::MAX]),
             format!(
                 "t.order_id = s.order_id AND (t.order_id = {} OR t.order_id = {})",
                 i64::MIN,
@@ -100,10 +132,30 @@ mod tests {
 
     #[test]
     fn predicate_names_every_tie_column() {
-        let p = newer_predicate();
-        for c in TIE_COLUMNS {
+        let p = newer_predicate(&orders()).unwrap();
+        for c in ["status", "customer_id", "currency", "amount", "ordered_at"] {
             assert!(p.contains(&format!("s.{c} > t.{c}")), "{p}");
         }
-        assert!(p.starts_with("s.updated_at > t.updated_at OR"));
+        assert!(p.starts_with("s.updated_at > t.updated_at OR (s.updated_at = t.updated_at AND"));
+    }
+
+    #[test]
+    fn composite_keys_and_names_out_of_case_are_quoted() {
+        let spec = deltaload_core::Spec::parse(
+            "[[dataset]]\nname = \"t\"\nkeys = [\"Region\", \"id\"]\nsequence_by = [\"Seq\", \"n\"]\n\
+             [[dataset.columns]]\nname = \"Region\"\ntype = \"string\"\n[[dataset.columns]]\nname = \"id\"\ntype = \"int\"\n\
+             [[dataset.columns]]\nname = \"Seq\"\ntype = \"date\"\n[[dataset.columns]]\nname = \"n\"\ntype = \"int\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        let d = &spec.datasets[0];
+        assert_eq!(
+            join_predicate(d, &[(1, 2)]),
+            "t.\"Region\" = s.\"Region\" AND t.id = s.id"
+        );
+        assert_eq!(
+            newer_predicate(d).unwrap(),
+            "s.\"Seq\" > t.\"Seq\" OR (s.\"Seq\" = t.\"Seq\" AND (s.n > t.n OR (s.n = t.n AND (FALSE))))"
+        );
     }
 }

@@ -62,7 +62,7 @@ mod tests {
         let other = LakeError::delta("orders", &url)(DeltaTableError::generic("disk full"));
         assert!(!is_conflict(&other));
         assert!(!is_conflict(&LakeError::Invariant {
-            table: "orders",
+            table: "orders".into(),
             detail: "x".into()
         }));
     }

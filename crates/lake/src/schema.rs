@@ -1,82 +1,126 @@
-//! The Arrow schemas of the four tables; Delta schemas are derived from them.
+//! The Arrow schemas of a lake's tables; Delta schemas are derived from them.
+//! A dataset's table has its declared columns then the lineage columns; its
+//! rejects, the ledger and the reconciliation have fixed columns.
 
 use deltalake::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use deltaload_core::{ColumnType, Dataset};
 use std::sync::Arc;
 
-/// The target size of a compacted or clustered `orders` data file (8 MiB,
-/// about 300,000 orders), used by `maintain`. A MERGE rewrites every file
-/// holding an order it changes, so this bounds what a change to one order of
+/// The target size of a compacted or clustered data file of a dataset's table
+/// (8 MiB, about 300,000 orders), used by `maintain`. A MERGE rewrites every
+/// file holding a key it changes, so this bounds what a change to one row of
 /// a clustered table costs. (The MERGE's own output keeps Delta's default
 /// size: it writes its two partitions side by side, so splitting it smaller
 /// gives files that each span the whole range and are all rewritten next time;
 /// see docs/performance.md.)
 pub const ORDERS_FILE_BYTES: u64 = 8 << 20;
 
-/// The tables of a lake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A table of a lake.
+#[derive(Debug, Clone, PartialEq)]
 pub enum TableName {
-    Orders,
-    RejectedOrders,
+    /// A dataset's table, named as the dataset.
+    Target(Arc<Dataset>),
+    /// `rejected_<dataset>`.
+    Rejected(Arc<Dataset>),
     Ledger,
     Reconciliation,
 }
 
 impl TableName {
-    /// Every table, in the order they are shown.
-    pub const ALL: [TableName; 4] = [
-        TableName::Orders,
-        TableName::RejectedOrders,
-        TableName::Ledger,
-        TableName::Reconciliation,
-    ];
+    /// Every table of a lake holding `datasets`, in the order they are shown.
+    pub fn all(datasets: &[Arc<Dataset>]) -> Vec<TableName> {
+        let mut all = Vec::with_capacity(datasets.len() * 2 + 2);
+        for d in datasets {
+            all.push(Self::Target(d.clone()));
+            all.push(Self::Rejected(d.clone()));
+        }
+        all.extend([Self::Ledger, Self::Reconciliation]);
+        all
+    }
 
     /// The table's folder name under the lake root.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> String {
         match self {
-            Self::Orders => "orders",
-            Self::RejectedOrders => "rejected_orders",
-            Self::Ledger => "ledger",
-            Self::Reconciliation => "reconciliation",
+            Self::Target(d) => d.name.clone(),
+            Self::Rejected(d) => d.rejected_table(),
+            Self::Ledger => "ledger".to_string(),
+            Self::Reconciliation => "reconciliation".to_string(),
         }
     }
 
-    /// Parses a table name as users type it.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    /// Parses a table name as users type it, among the tables of `datasets`.
+    pub fn parse(name: &str, datasets: &[Arc<Dataset>]) -> Option<Self> {
+        Self::all(datasets).into_iter().find(|t| t.as_str() == name)
     }
 
     /// The table's Arrow schema.
-    pub fn schema(self) -> SchemaRef {
+    pub fn schema(&self) -> SchemaRef {
         match self {
-            Self::Orders => orders(),
-            Self::RejectedOrders => rejected(),
+            Self::Target(d) => target(d),
+            Self::Rejected(d) => rejected(d.reject_key_column()),
             Self::Ledger => ledger(),
             Self::Reconciliation => reconciliation(),
         }
     }
 
     /// The column `show --key` looks a value up in, and whether it holds whole
-    /// numbers (else text).
-    pub fn key_column(self) -> (&'static str, bool) {
+    /// numbers (else it is compared as text).
+    pub fn key_column(&self) -> (String, bool) {
         match self {
-            Self::Orders => ("order_id", true),
-            Self::RejectedOrders => ("source_file", false),
-            Self::Ledger | Self::Reconciliation => ("location", false),
+            Self::Target(d) => {
+                let first = &d.columns[d.keys[0]];
+                let whole = matches!(first.ty, ColumnType::Int | ColumnType::Bigint);
+                (first.name.clone(), whole)
+            }
+            Self::Rejected(_) => ("source_file".to_string(), false),
+            Self::Ledger | Self::Reconciliation => ("location".to_string(), false),
         }
     }
 
-    /// Columns to order rows by when the table is shown.
-    pub fn sort_columns(self) -> &'static str {
+    /// Columns to order rows by when the table is shown, as SQL.
+    pub fn sort_columns(&self) -> String {
         match self {
-            Self::Orders => "order_id",
-            Self::RejectedOrders => "source_file, line_number",
-            Self::Ledger | Self::Reconciliation => "loaded_at, location",
+            Self::Target(d) => d
+                .keys
+                .iter()
+                .map(|&k| quoted(&d.columns[k].name))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Self::Rejected(_) => "source_file, line_number".to_string(),
+            Self::Ledger | Self::Reconciliation => "loaded_at, location".to_string(),
         }
+    }
+}
+
+/// A column name as an SQL identifier: as is when plain lower-case, else in double quotes.
+pub fn quoted(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
 
 pub(crate) fn timestamp() -> DataType {
     DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
+/// The Arrow type a column of `ty` is stored as.
+pub fn arrow_type(ty: ColumnType) -> DataType {
+    match ty {
+        ColumnType::String => DataType::Utf8,
+        ColumnType::Boolean => DataType::Boolean,
+        ColumnType::Int => DataType::Int32,
+        ColumnType::Bigint => DataType::Int64,
+        ColumnType::Double => DataType::Float64,
+        ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
+        ColumnType::Date => DataType::Date32,
+        ColumnType::Timestamp => timestamp(),
+    }
 }
 
 fn string(name: &str, nullable: bool) -> Field {
@@ -87,29 +131,23 @@ fn long(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Int64, nullable)
 }
 
-/// DECIMAL(10,2) as Arrow writes it.
-pub(crate) const AMOUNT: DataType = DataType::Decimal128(10, 2);
-
-fn orders() -> SchemaRef {
-    Arc::new(Schema::new(vec![
-        long("order_id", false),
-        string("customer_id", true),
-        string("status", true),
-        Field::new("amount", AMOUNT, true),
-        string("currency", true),
-        Field::new("ordered_at", timestamp(), true),
-        Field::new("updated_at", timestamp(), false),
-        string("source_file", false),
-        Field::new("loaded_at", timestamp(), false),
-    ]))
+fn target(d: &Dataset) -> SchemaRef {
+    let mut fields: Vec<Field> = d
+        .columns
+        .iter()
+        .map(|c| Field::new(&c.name, arrow_type(c.ty), c.nullable))
+        .collect();
+    fields.push(string("source_file", false));
+    fields.push(Field::new("loaded_at", timestamp(), false));
+    Arc::new(Schema::new(fields))
 }
 
-fn rejected() -> SchemaRef {
+fn rejected(key_column: &str) -> SchemaRef {
     Arc::new(Schema::new(vec![
         string("source_file", false),
         string("content_id", false),
         long("line_number", false),
-        string("order_id", true),
+        string(key_column, true),
         string("raw_line", false),
         string("reason", false),
         Field::new("loaded_at", timestamp(), false),
@@ -133,6 +171,7 @@ fn ledger() -> SchemaRef {
         long("orders_version", true),
         long("rejected_version", true),
         Field::new("loaded_at", timestamp(), false),
+        string("dataset", true),
     ]))
 }
 
@@ -150,5 +189,6 @@ fn reconciliation() -> SchemaRef {
         Field::new("balanced", DataType::Boolean, false),
         long("orders_version", true),
         Field::new("loaded_at", timestamp(), false),
+        string("dataset", true),
     ]))
 }

@@ -49,7 +49,7 @@ impl Default for ShowOptions {
 }
 
 /// What `show` printed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Shown {
     pub table: TableName,
     pub printed: u64,
@@ -79,24 +79,25 @@ impl Shown {
 
 /// The SQL condition selecting the rows of `key`, or an error saying what a key
 /// of this table looks like.
-fn key_condition(name: TableName, key: &str) -> Result<String, LakeError> {
+fn key_condition(name: &TableName, key: &str) -> Result<String, LakeError> {
     let (column, numeric) = name.key_column();
+    let quoted = crate::schema::quoted(&column);
     if !numeric {
-        return Ok(format!("{column} = {}", sql_string(key)));
+        return Ok(format!("{quoted} = {}", sql_string(key)));
     }
     let value: i64 = key.trim().parse().map_err(|_| LakeError::Key {
         table: name.as_str(),
         column,
         key: key.to_string(),
     })?;
-    Ok(format!("{column} = {value}"))
+    Ok(format!("{quoted} = {value}"))
 }
 
 /// Prints rows of `name` under `root` to `out` as `opts` says; the line of counts
 /// is the caller's to print (`Shown::summary`).
 pub async fn show(
     root: &LakeRoot,
-    name: TableName,
+    name: &TableName,
     opts: &ShowOptions,
     out: &mut dyn Write,
 ) -> Result<Shown, LakeError> {
@@ -117,7 +118,7 @@ pub async fn show(
         .and_then(|b| b.column(0).as_any().downcast_ref::<Int64Array>())
         .filter(|c| !c.is_empty())
         .map_or(0, |c| c.value(0).max(0) as u64);
-    let mut printer = Printer::new(opts.format, name, out);
+    let mut printer = Printer::new(opts.format, name.as_str(), out);
     match opts.limit {
         Some(limit) => {
             let sql = format!(
@@ -136,7 +137,7 @@ pub async fn show(
     }
     let printed = printer.finish()?;
     Ok(Shown {
-        table: name,
+        table: name.clone(),
         printed,
         total,
         version: table.version(),
@@ -146,14 +147,14 @@ pub async fn show(
 /// Writes batches in one format, the header once.
 struct Printer<'a> {
     format: ShowFormat,
-    table: TableName,
+    table: String,
     out: &'a mut dyn Write,
     printed: u64,
     header_written: bool,
 }
 
 impl<'a> Printer<'a> {
-    fn new(format: ShowFormat, table: TableName, out: &'a mut dyn Write) -> Self {
+    fn new(format: ShowFormat, table: String, out: &'a mut dyn Write) -> Self {
         Self {
             format,
             table,
@@ -201,9 +202,7 @@ impl<'a> Printer<'a> {
     }
 
     fn finish(self) -> Result<u64, LakeError> {
-        self.out
-            .flush()
-            .map_err(LakeError::output(self.table.as_str()))?;
+        self.out.flush().map_err(LakeError::output(self.table))?;
         Ok(self.printed)
     }
 }
@@ -212,7 +211,7 @@ impl<'a> Printer<'a> {
 /// `columns` is an SQL select list. For tests and scripted checks.
 pub async fn table_rows(
     root: &LakeRoot,
-    name: TableName,
+    name: &TableName,
     columns: &str,
 ) -> Result<Vec<Vec<String>>, LakeError> {
     use deltalake::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -241,6 +240,6 @@ pub async fn table_rows(
 }
 
 /// The current version of table `name`, `None` when it does not exist.
-pub async fn table_version(root: &LakeRoot, name: TableName) -> Result<Option<u64>, LakeError> {
+pub async fn table_version(root: &LakeRoot, name: &TableName) -> Result<Option<u64>, LakeError> {
     Ok(open(root, name).await?.and_then(|t| t.version()))
 }

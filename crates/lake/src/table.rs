@@ -9,14 +9,12 @@ use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::execution::SendableRecordBatchStream;
 use deltalake::datafusion::prelude::SessionContext;
-use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
-use deltalake::kernel::StructType;
 use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
 
 /// The URL of a table under the lake root.
-pub(crate) fn table_url(root: &LakeRoot, name: TableName) -> Result<Url, LakeError> {
+pub(crate) fn table_url(root: &LakeRoot, name: &TableName) -> Result<Url, LakeError> {
     root.url
         .join(&format!("{}/", name.as_str()))
         .map_err(|e| LakeError::Location {
@@ -32,7 +30,7 @@ fn register_object_stores() {
 }
 
 /// Loads the table at `url`; a location with no table yet gives an unloaded table.
-async fn load(root: &LakeRoot, name: TableName, url: &Url) -> Result<DeltaTable, LakeError> {
+async fn load(root: &LakeRoot, name: &TableName, url: &Url) -> Result<DeltaTable, LakeError> {
     register_object_stores();
     let built = DeltaTableBuilder::from_url(url.clone())
         .and_then(|b| b.with_storage_options(root.storage_options.clone()).build());
@@ -46,7 +44,7 @@ async fn load(root: &LakeRoot, name: TableName, url: &Url) -> Result<DeltaTable,
 /// Opens the table, or `None` when nothing has been written there yet.
 pub(crate) async fn open(
     root: &LakeRoot,
-    name: TableName,
+    name: &TableName,
 ) -> Result<Option<DeltaTable>, LakeError> {
     let url = table_url(root, name)?;
     if let Ok(path) = url.to_file_path() {
@@ -63,7 +61,7 @@ pub(crate) async fn open(
 /// Two processes may race to create it: the loser of the race opens the winner's table.
 pub(crate) async fn open_or_create(
     root: &LakeRoot,
-    name: TableName,
+    name: &TableName,
 ) -> Result<DeltaTable, LakeError> {
     let url = table_url(root, name)?;
     if url.scheme() == "file" {
@@ -76,20 +74,16 @@ pub(crate) async fn open_or_create(
     }
     let table = load(root, name, &url).await?;
     if table.version().is_some() {
-        return Ok(table);
+        return crate::evolve::conform(table, name).await;
     }
-    let schema: StructType =
-        name.schema()
-            .as_ref()
-            .try_into_kernel()
-            .map_err(|e| LakeError::Invariant {
-                table: name.as_str(),
-                detail: format!("schema does not convert to Delta: {e}"),
-            })?;
+    let schema = crate::evolve::kernel_schema(name)?;
     let created = table
         .create()
         .with_table_name(name.as_str())
         .with_columns(schema.fields().cloned())
+        .with_partition_columns(crate::evolve::partition_columns(name))
+        .with_configuration(crate::evolve::configuration(name))
+        .with_raise_if_key_not_exists(false)
         .await;
     match created {
         Ok(table) => Ok(table),
@@ -102,7 +96,7 @@ pub(crate) async fn open_or_create(
                     table = name.as_str(),
                     "created concurrently by another writer"
                 );
-                Ok(table)
+                crate::evolve::conform(table, name).await
             } else {
                 Err(LakeError::delta(name.as_str(), &url)(e))
             }
@@ -114,22 +108,23 @@ pub(crate) async fn open_or_create(
 async fn register(
     ctx: &SessionContext,
     table: &DeltaTable,
-    name: TableName,
+    name: &TableName,
 ) -> Result<(), LakeError> {
+    let label = name.as_str();
     table
         .update_datafusion_session(&ctx.state())
         .map_err(|e| LakeError::Invariant {
-            table: name.as_str(),
+            table: label.clone(),
             detail: format!("cannot register its storage for queries: {e}"),
         })?;
     let provider = table
         .table_provider()
         .await
-        .map_err(LakeError::query(name.as_str()))?;
-    ctx.deregister_table(name.as_str())
-        .map_err(LakeError::query(name.as_str()))?;
-    ctx.register_table(name.as_str(), provider)
-        .map_err(LakeError::query(name.as_str()))?;
+        .map_err(LakeError::query(&label))?;
+    ctx.deregister_table(label.as_str())
+        .map_err(LakeError::query(&label))?;
+    ctx.register_table(label.as_str(), provider)
+        .map_err(LakeError::query(&label))?;
     Ok(())
 }
 
@@ -137,7 +132,7 @@ async fn register(
 pub(crate) async fn query(
     ctx: &SessionContext,
     table: &DeltaTable,
-    name: TableName,
+    name: &TableName,
     sql: &str,
 ) -> Result<Vec<RecordBatch>, LakeError> {
     register(ctx, table, name).await?;
@@ -153,7 +148,7 @@ pub(crate) async fn query(
 pub(crate) async fn query_stream(
     ctx: &SessionContext,
     table: &DeltaTable,
-    name: TableName,
+    name: &TableName,
     sql: &str,
 ) -> Result<SendableRecordBatchStream, LakeError> {
     register(ctx, table, name).await?;
@@ -172,7 +167,7 @@ pub(crate) fn sql_string(s: &str) -> String {
 }
 
 /// Reloads the table to its latest version.
-pub(crate) async fn refresh(table: &mut DeltaTable, name: TableName) -> Result<(), LakeError> {
+pub(crate) async fn refresh(table: &mut DeltaTable, name: &TableName) -> Result<(), LakeError> {
     let url = table.table_url().clone();
     table
         .update_incremental(None)
@@ -186,7 +181,7 @@ pub(crate) fn strings_of(column: &ArrayRef) -> Result<Vec<Option<String>>, LakeE
     let text = text
         .as_string_opt::<i32>()
         .ok_or_else(|| LakeError::Invariant {
-            table: "query result",
+            table: "query result".into(),
             detail: format!("expected text, found {}", column.data_type()),
         })?;
     Ok(text.iter().map(|v| v.map(str::to_string)).collect())
@@ -197,7 +192,7 @@ pub(crate) fn strings_of(column: &ArrayRef) -> Result<Vec<Option<String>>, LakeE
 pub(crate) fn longs_of(column: &ArrayRef, to: &DataType) -> Result<Vec<Option<i64>>, LakeError> {
     let cast_to = cast(column, to).map_err(LakeError::arrow("query result"))?;
     let unexpected = || LakeError::Invariant {
-        table: "query result",
+        table: "query result".into(),
         detail: format!("expected {to}, found {}", column.data_type()),
     };
     if let DataType::Decimal128(..) = to {
@@ -259,7 +254,7 @@ pub(crate) fn file_version(location: &str, content_id: &str) -> String {
 /// Replaces the rows matching `predicate` with `batches`, in one commit.
 pub(crate) async fn replace_where(
     table: &DeltaTable,
-    name: TableName,
+    name: &TableName,
     batches: Vec<RecordBatch>,
     predicate: String,
 ) -> Result<DeltaTable, LakeError> {
@@ -277,7 +272,7 @@ pub(crate) async fn replace_where(
 /// `None` when the table does not exist.
 pub(crate) async fn select_all(
     root: &LakeRoot,
-    name: TableName,
+    name: &TableName,
     columns: &str,
 ) -> Result<Option<(DeltaTable, Vec<RecordBatch>)>, LakeError> {
     let Some(table) = open(root, name).await? else {

@@ -1,4 +1,4 @@
-//! The per-file side tables a load replaces: `rejected_orders` and `reconciliation`.
+//! The per-file side tables a load replaces: a dataset's rejects and `reconciliation`.
 
 use crate::batches::{self, ReconciliationRow};
 use crate::error::LakeError;
@@ -15,39 +15,44 @@ pub(crate) struct FileRejects<'a> {
 }
 
 impl Lake {
-    /// Reloads the tables a load writes to their latest versions.
-    pub(crate) async fn refresh_writes(&mut self) -> Result<(), LakeError> {
-        refresh(&mut self.orders, TableName::Orders).await?;
-        refresh(&mut self.rejected, TableName::RejectedOrders).await?;
-        refresh(&mut self.reconciliation, TableName::Reconciliation).await
+    /// Reloads the tables a load into dataset `ds` writes to their latest versions.
+    pub(crate) async fn refresh_writes(&mut self, ds: usize) -> Result<(), LakeError> {
+        let set = &mut self.sets[ds];
+        refresh(&mut set.target, &TableName::Target(set.dataset.clone())).await?;
+        refresh(&mut set.rejected, &TableName::Rejected(set.dataset.clone())).await?;
+        refresh(&mut self.reconciliation, &TableName::Reconciliation).await
     }
 
-    /// Replaces these files' rejects in one commit (none is made when there is
-    /// nothing to replace or delete). Returns the table's version afterwards.
+    /// Replaces these files' rejects in dataset `ds`'s rejected table, in one
+    /// commit (none is made when there is nothing to replace or delete).
+    /// Returns the table's version afterwards.
     pub(crate) async fn replace_rejects(
         &mut self,
+        ds: usize,
         files: &[FileRejects<'_>],
         loaded_at: i64,
     ) -> Result<Option<u64>, LakeError> {
-        let url = self.rejected.table_url().clone();
+        let set = &mut self.sets[ds];
+        let name = TableName::Rejected(set.dataset.clone());
+        let url = set.rejected.table_url().clone();
         let predicate = sql_in("source_file", files.iter().map(|f| f.location));
         let rows = files
             .iter()
             .filter(|f| !f.rejects.is_empty())
-            .map(|f| batches::rejects(f.rejects, f.location, f.content_id, loaded_at))
+            .map(|f| batches::rejects(&set.dataset, f.rejects, f.location, f.content_id, loaded_at))
             .collect::<Result<Vec<_>, _>>()?;
-        self.rejected = if rows.is_empty() {
-            self.rejected
+        set.rejected = if rows.is_empty() {
+            set.rejected
                 .clone()
                 .delete()
                 .with_predicate(predicate)
                 .await
-                .map_err(LakeError::delta("rejected_orders", &url))?
+                .map_err(LakeError::delta(name.as_str(), &url))?
                 .0
         } else {
-            replace_where(&self.rejected, TableName::RejectedOrders, rows, predicate).await?
+            replace_where(&set.rejected, &name, rows, predicate).await?
         };
-        Ok(self.rejected.version())
+        Ok(set.rejected.version())
     }
 
     /// Replaces the reconciliation rows of these file versions, in one commit.
@@ -64,7 +69,7 @@ impl Lake {
         let predicate = file_versions(rows.iter().map(|r| (r.location, r.content_id)));
         self.reconciliation = replace_where(
             &self.reconciliation,
-            TableName::Reconciliation,
+            &TableName::Reconciliation,
             vec![batch],
             predicate,
         )

@@ -34,7 +34,8 @@ pub async fn run() -> Result<(), lambda_runtime::Error> {
         return Err("DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes it names".into());
     }
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
-    let handler = Handler::from_settings(&settings, &aws).await?;
+    let spec = deltaload_aws::spec::read_spec(settings.spec.as_deref()).await?;
+    let handler = Handler::from_settings(&settings, &spec, &aws).await?;
     let handler = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let deadline = usable_deadline(event.context.deadline);

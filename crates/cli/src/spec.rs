@@ -1,0 +1,73 @@
+//! `deltaload spec check` and `deltaload spec example`.
+
+use crate::args::SpecCommand;
+use crate::output::out;
+use deltaload_core::spec::{HeaderMode, ORDERS_SPEC};
+use deltaload_core::Dataset;
+use std::process::ExitCode;
+
+pub(crate) async fn run(command: &SpecCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SpecCommand::Example => {
+            out!("{}", ORDERS_SPEC.trim_end());
+        }
+        SpecCommand::Check { file } => {
+            let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
+            for d in &spec.datasets {
+                describe(d)?;
+            }
+            out!("{file}: {} dataset(s), valid", spec.datasets.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe(d: &Dataset) -> std::io::Result<()> {
+    let source = d
+        .source
+        .as_deref()
+        .unwrap_or("none (loads with `load --dataset` only)");
+    out!(
+        "dataset {}: tables {}, {}; source {source}",
+        d.name,
+        d.name,
+        d.rejected_table()
+    );
+    out!("  keys: {}", d.names(&d.keys).join(", "));
+    out!("  newest wins: {}", d.newest_wins_rule());
+    out!("  an update sets: {}", d.names(&d.update).join(", "));
+    if !d.partition_by.is_empty() {
+        out!("  partition_by: {}", d.names(&d.partition_by).join(", "));
+    }
+    let header = match d.csv.header {
+        HeaderMode::Exact => "exact",
+        HeaderMode::ByName => "by_name",
+        HeaderMode::None => "none",
+    };
+    let delimiter = match d.csv.field_delimiter {
+        b'\t' => "\\t".to_string(),
+        b => char::from(b).to_string(),
+    };
+    out!(
+        "  csv: field_delimiter {delimiter:?}, header {header}, null_if {:?}, encoding {}",
+        d.csv.null_if,
+        d.csv.encoding.as_str()
+    );
+    out!("  columns:");
+    for c in &d.columns {
+        let mut notes = vec![if c.nullable { "nullable" } else { "not null" }.to_string()];
+        if let Some(f) = &c.format {
+            notes.push(format!("format {f:?}"));
+        }
+        if let Some(z) = &c.timezone {
+            notes.push(format!("timezone {z}"));
+        }
+        out!(
+            "    {:<24} {:<16} {}",
+            c.name,
+            c.ty.to_string(),
+            notes.join(", ")
+        );
+    }
+    Ok(())
+}

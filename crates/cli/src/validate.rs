@@ -1,0 +1,56 @@
+//! `deltaload validate`: files read and parsed as a load would, nothing written.
+
+use crate::args::ValidateArgs;
+use crate::output::out;
+use deltaload_core::{newest_per_key, read_file, Spec};
+use std::process::ExitCode;
+
+pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
+    let dataset = spec.select(None).map_err(anyhow::Error::msg)?;
+    let (mut flawed, mut failed) = (false, false);
+    for path in &args.files {
+        let shown = path.display().to_string();
+        let file = match crate::load::read(path) {
+            Ok(file) => file,
+            Err(e) => {
+                eprintln!("{shown}: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        let parsed = match read_file(dataset, &file.bytes) {
+            Ok(parsed) => parsed,
+            Err(refused) => {
+                out!("{shown}: would be refused: {refused}");
+                flawed = true;
+                continue;
+            }
+        };
+        let loaded = parsed.changes.len();
+        let distinct = newest_per_key(dataset, parsed.changes).len();
+        out!(
+            "{shown}: {} records, {loaded} valid, {} rejected, {} duplicate keys (dataset {})",
+            loaded + parsed.rejects.len(),
+            parsed.rejects.len(),
+            loaded - distinct,
+            dataset.name
+        );
+        for r in parsed.rejects.iter().take(args.rejects) {
+            out!("  line {}: {}", r.line, r.reason);
+        }
+        if parsed.rejects.len() > args.rejects {
+            out!(
+                "  ... and {} more (--rejects N shows more)",
+                parsed.rejects.len() - args.rejects
+            );
+        }
+        flawed |= !parsed.rejects.is_empty();
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else if flawed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,346 @@
+//! A spec's raw TOML checked into [`Dataset`]s: every name resolved, every
+//! rule of the reference enforced, the first problem reported with its line.
+
+use super::parse::{raw, Names, RawColumn, RawCsv, RawDataset, RawEncoding, RawHeader, Source};
+use super::{
+    Column, ColumnType, CsvFormat, Dataset, Encoding, HeaderMode, Spec, SpecError, LINEAGE_COLUMNS,
+    RESERVED_NAMES,
+};
+use std::sync::Arc;
+use toml::Spanned;
+
+impl Spec {
+    /// Parses and checks a spec's text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
+        let src = Source { file, text };
+        let raw = raw(&src)?;
+        if raw.dataset.is_empty() {
+            return Err(src.error(None, "declares no dataset: add a [[dataset]] table"));
+        }
+        let mut datasets: Vec<Arc<Dataset>> = Vec::new();
+        for d in &raw.dataset {
+            let dataset = dataset(&src, d.get_ref())?;
+            let span = || Some(d.get_ref().name.span());
+            if let Some(other) = datasets.iter().find(|o| o.name == dataset.name) {
+                return Err(src.error(
+                    span(),
+                    format!(
+                        "a second dataset is named {:?}: give each dataset its own name",
+                        other.name
+                    ),
+                ));
+            }
+            if let Some(other) = datasets
+                .iter()
+                .find(|o| o.source.is_some() && o.source == dataset.source)
+            {
+                return Err(src.error(
+                    d.get_ref().source.as_ref().map(Spanned::span),
+                    format!(
+                        "datasets {:?} and {:?} have the same source {:?}: each prefix loads into one dataset",
+                        other.name,
+                        dataset.name,
+                        other.source.as_deref().unwrap_or_default()
+                    ),
+                ));
+            }
+            datasets.push(Arc::new(dataset));
+        }
+        Ok(Spec { datasets })
+    }
+}
+
+fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
+    let name = d.name.get_ref();
+    let err = |span: std::ops::Range<usize>, m: String| src.error(Some(span), m);
+    if !valid_name(name) {
+        return Err(err(d.name.span(), format!("dataset name {name:?} must be a lower-case letter then lower-case letters, digits or _ (it names the table)")));
+    }
+    if RESERVED_NAMES.contains(&name.as_str()) || name.starts_with("rejected_") {
+        return Err(err(d.name.span(), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*): choose another")));
+    }
+    let source = match &d.source {
+        Some(s) => Some(source(src, s)?),
+        None => None,
+    };
+    if d.columns.is_empty() {
+        return Err(err(d.name.span(), format!("dataset {name:?} declares no columns: add [[dataset.columns]] tables with name and type")));
+    }
+    let mut columns: Vec<Column> = Vec::new();
+    for c in &d.columns {
+        let column = column(src, c.get_ref())?;
+        if columns.iter().any(|o| o.name == column.name) {
+            return Err(err(
+                c.get_ref().name.span(),
+                format!(
+                    "column {:?} is declared twice in dataset {name:?}",
+                    column.name
+                ),
+            ));
+        }
+        columns.push(column);
+    }
+    let keys = resolve(src, name, &columns, &d.keys, "key")?;
+    if keys.is_empty() {
+        return Err(err(
+            d.keys.span(),
+            format!("dataset {name:?} has no keys: name one or more columns that identify a row"),
+        ));
+    }
+    let sequence_by = optional(&d.sequence_by, |n| {
+        resolve(src, name, &columns, n, "sequence_by")
+    })?;
+    if let Some(&i) = keys.iter().find(|&&i| columns[i].ty == ColumnType::Double) {
+        return Err(err(d.keys.span(), format!("key column {:?} is a double, which cannot be compared exactly: use decimal or bigint", columns[i].name)));
+    }
+    if let (Some(raw), Some(&i)) = (
+        &d.sequence_by,
+        sequence_by.iter().find(|i| keys.contains(i)),
+    ) {
+        return Err(err(raw.span(), format!("column {:?} is both a key and a sequence column: a sequence orders the changes of one key", columns[i].name)));
+    }
+    for &i in keys.iter().chain(&sequence_by) {
+        columns[i].nullable = false;
+    }
+    let update = update_columns(src, d, &columns, &keys, &sequence_by)?;
+    let partition_by = optional(&d.partition_by, |n| {
+        resolve(src, name, &columns, n, "partition_by")
+    })?;
+    if let (Some(raw), Some(&i)) = (
+        &d.partition_by,
+        partition_by
+            .iter()
+            .find(|&&i| columns[i].ty == ColumnType::Double),
+    ) {
+        return Err(err(raw.span(), format!("partition column {:?} is a double: partition by a string, integer, date or boolean column", columns[i].name)));
+    }
+    let tie_break = match &d.tie_break {
+        Some(raw) => {
+            let ties = resolve(src, name, &columns, raw, "tie_break")?;
+            if let Some(&i) = ties
+                .iter()
+                .find(|i| keys.contains(i) || sequence_by.contains(i))
+            {
+                return Err(err(
+                    raw.span(),
+                    format!(
+                        "tie_break column {:?} is a key or sequence column: list the other columns",
+                        columns[i].name
+                    ),
+                ));
+            }
+            ties
+        }
+        None => update
+            .iter()
+            .copied()
+            .filter(|i| !sequence_by.contains(i))
+            .collect(),
+    };
+    Ok(Dataset {
+        name: name.clone(),
+        source,
+        columns,
+        keys,
+        sequence_by,
+        tie_break,
+        update,
+        partition_by,
+        csv: csv(src, d.csv.as_ref())?,
+    })
+}
+
+fn optional(
+    names: &Option<Names>,
+    find: impl Fn(&Names) -> Result<Vec<usize>, SpecError>,
+) -> Result<Vec<usize>, SpecError> {
+    names.as_ref().map_or(Ok(Vec::new()), find)
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn source(src: &Source<'_>, s: &Spanned<String>) -> Result<String, SpecError> {
+    let text = s.get_ref();
+    let bucket = text
+        .strip_prefix("s3://")
+        .map(|r| r.split('/').next().unwrap_or(""));
+    match bucket {
+        Some(b) if !b.is_empty() => Ok(text.clone()),
+        _ => Err(src.error(
+            Some(s.span()),
+            format!("source {text:?} is not s3://BUCKET/PREFIX"),
+        )),
+    }
+}
+
+/// The columns `names` lists, by index, each once.
+fn resolve(
+    src: &Source<'_>,
+    dataset: &str,
+    columns: &[Column],
+    names: &Names,
+    role: &str,
+) -> Result<Vec<usize>, SpecError> {
+    let mut out = Vec::new();
+    for n in names.get_ref() {
+        let Some(i) = columns.iter().position(|c| &c.name == n.get_ref()) else {
+            let all: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            return Err(src.error(
+                Some(n.span()),
+                format!(
+                    "{role} column {:?} is not a column of dataset {dataset:?} (its columns: {})",
+                    n.get_ref(),
+                    all.join(", ")
+                ),
+            ));
+        };
+        if out.contains(&i) {
+            return Err(src.error(
+                Some(n.span()),
+                format!("{role} column {:?} is listed twice", n.get_ref()),
+            ));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// The columns an update of a matched row sets: `update_columns`, or every
+/// column but the keys and `except_columns`; sequence columns always.
+fn update_columns(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+    keys: &[usize],
+    sequence_by: &[usize],
+) -> Result<Vec<usize>, SpecError> {
+    let name = d.name.get_ref();
+    let listed = match (&d.update_columns, &d.except_columns) {
+        (Some(_), Some(except)) => {
+            return Err(src.error(
+                Some(except.span()),
+                format!("dataset {name:?} sets both update_columns and except_columns: keep one"),
+            ))
+        }
+        (Some(update), None) => {
+            let listed = resolve(src, name, columns, update, "update_columns")?;
+            if let Some(&i) = listed.iter().find(|i| keys.contains(i)) {
+                return Err(src.error(Some(update.span()), format!("update column {:?} is a key: a key identifies the row and is never updated", columns[i].name)));
+            }
+            listed
+        }
+        (None, except) => {
+            let except = optional(except, |n| resolve(src, name, columns, n, "except_columns"))?;
+            (0..columns.len())
+                .filter(|i| !keys.contains(i) && !except.contains(i))
+                .collect()
+        }
+    };
+    let mut update: Vec<usize> = (0..columns.len())
+        .filter(|i| listed.contains(i) || sequence_by.contains(i))
+        .collect();
+    update.dedup();
+    Ok(update)
+}
+
+fn column(src: &Source<'_>, c: &RawColumn) -> Result<Column, SpecError> {
+    let name = c.name.get_ref();
+    if name.is_empty() || LINEAGE_COLUMNS.contains(&name.as_str()) {
+        return Err(src.error(Some(c.name.span()), format!("column name {name:?} is taken: every table has the lineage columns source_file and loaded_at")));
+    }
+    let ty = column_type(c.ty.get_ref()).ok_or_else(|| {
+        src.error(Some(c.ty.span()), format!("column {name:?} has unknown type {:?}: use string, boolean, int, bigint, double, decimal(P,S) (P from 1 to 38, S at most P), date or timestamp", c.ty.get_ref()))
+    })?;
+    if let Some(f) = &c.format {
+        if !matches!(ty, ColumnType::Date | ColumnType::Timestamp) {
+            return Err(src.error(
+                Some(f.span()),
+                format!(
+                    "column {name:?} is a {ty}: format applies to date and timestamp columns only"
+                ),
+            ));
+        }
+        let items = chrono::format::StrftimeItems::new(f.get_ref());
+        if f.get_ref().is_empty()
+            || items
+                .into_iter()
+                .any(|i| matches!(i, chrono::format::Item::Error))
+        {
+            return Err(src.error(Some(f.span()), format!("format {:?} of column {name:?} is not a valid strftime format (e.g. \"%d-%m-%y\")", f.get_ref())));
+        }
+    }
+    let timezone = match &c.timezone {
+        None => None,
+        Some(_) if ty != ColumnType::Timestamp => {
+            return Err(src.error(c.timezone.as_ref().map(Spanned::span), format!("column {name:?} is a {ty}: timezone applies to timestamp columns only")))
+        }
+        Some(z) => Some(z.get_ref().parse::<chrono_tz::Tz>().map_err(|_| {
+            src.error(Some(z.span()), format!("timezone {:?} of column {name:?} is not an IANA zone name (e.g. \"Europe/Berlin\", \"UTC\")", z.get_ref()))
+        })?),
+    };
+    Ok(Column {
+        name: name.clone(),
+        ty,
+        nullable: c.nullable.unwrap_or(true),
+        format: c.format.as_ref().map(|f| f.get_ref().clone()),
+        timezone,
+    })
+}
+
+/// `string`, `decimal(10,2)`, ...; `None` for anything else.
+pub(crate) fn column_type(text: &str) -> Option<ColumnType> {
+    let t = text.trim().to_ascii_lowercase();
+    Some(match t.as_str() {
+        "string" => ColumnType::String,
+        "boolean" => ColumnType::Boolean,
+        "int" => ColumnType::Int,
+        "bigint" => ColumnType::Bigint,
+        "double" => ColumnType::Double,
+        "date" => ColumnType::Date,
+        "timestamp" => ColumnType::Timestamp,
+        _ => {
+            let inner = t.strip_prefix("decimal(")?.strip_suffix(')')?;
+            let (p, s) = inner.split_once(',')?;
+            let (precision, scale): (u8, u8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
+            if !(1..=38).contains(&precision) || scale > precision {
+                return None;
+            }
+            ColumnType::Decimal { precision, scale }
+        }
+    })
+}
+
+fn csv(src: &Source<'_>, raw: Option<&RawCsv>) -> Result<CsvFormat, SpecError> {
+    let mut out = CsvFormat::default();
+    let Some(raw) = raw else { return Ok(out) };
+    if let Some(d) = &raw.field_delimiter {
+        let text = d.get_ref();
+        out.field_delimiter = match text.as_bytes() {
+            [b] if b.is_ascii() && !matches!(b, b'"' | b'\n' | b'\r') => *b,
+            _ => return Err(src.error(Some(d.span()), format!("field_delimiter {text:?} must be one ASCII character other than a quote or a line end (e.g. \",\", \";\", \"\\t\", \"|\")"))),
+        };
+    }
+    if let Some(h) = raw.header {
+        out.header = match h {
+            RawHeader::Exact => HeaderMode::Exact,
+            RawHeader::ByName => HeaderMode::ByName,
+            RawHeader::None => HeaderMode::None,
+        };
+    }
+    if let Some(n) = &raw.null_if {
+        out.null_if = n.clone();
+    }
+    if let Some(e) = raw.encoding {
+        out.encoding = match e {
+            RawEncoding::Utf8 => Encoding::Utf8,
+            RawEncoding::Utf16 => Encoding::Utf16,
+            RawEncoding::Windows1252 => Encoding::Windows1252,
+            RawEncoding::Iso88591 => Encoding::Iso88591,
+        };
+    }
+    Ok(out)
+}

@@ -1,0 +1,291 @@
+//! Datasets: what a feed's files hold and how they change a table. A spec
+//! file declares them (see [`Spec::parse`]); `orders` is the built-in one.
+
+mod check;
+mod parse;
+
+use crate::value::{Row, Value};
+use chrono_tz::Tz;
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+pub use parse::SpecError;
+
+/// The built-in dataset, written as a spec: what `spec example` prints and
+/// what every command uses when no spec is given.
+pub const ORDERS_SPEC: &str = include_str!("orders.toml");
+
+/// The lineage columns every target table carries after the declared ones.
+pub const LINEAGE_COLUMNS: [&str; 2] = ["source_file", "loaded_at"];
+
+/// Names a dataset may not take: the shared tables.
+pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    String,
+    Boolean,
+    Int,
+    Bigint,
+    Double,
+    Decimal { precision: u8, scale: u8 },
+    Date,
+    Timestamp,
+}
+
+impl fmt::Display for ColumnType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::String => f.write_str("string"),
+            Self::Boolean => f.write_str("boolean"),
+            Self::Int => f.write_str("int"),
+            Self::Bigint => f.write_str("bigint"),
+            Self::Double => f.write_str("double"),
+            Self::Decimal { precision, scale } => write!(f, "decimal({precision},{scale})"),
+            Self::Date => f.write_str("date"),
+            Self::Timestamp => f.write_str("timestamp"),
+        }
+    }
+}
+
+/// One declared column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// The header's name and the table's, verbatim.
+    pub name: String,
+    pub ty: ColumnType,
+    /// False for keys, sequence columns and `nullable = false`.
+    pub nullable: bool,
+    /// strftime format of a date or timestamp; ISO-8601 when `None`.
+    pub format: Option<String>,
+    /// The zone of a timestamp written without one; UTC when `None`.
+    pub timezone: Option<Tz>,
+}
+
+/// How a file's first row is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderMode {
+    /// The declared names, in order.
+    Exact,
+    /// The declared names, in any order.
+    ByName,
+    /// No header row: fields by position.
+    None,
+}
+
+/// A file's character encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    /// Either byte order, told by the byte-order mark.
+    Utf16,
+    Windows1252,
+    Iso88591,
+}
+
+impl Encoding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Utf8 => "utf-8",
+            Self::Utf16 => "utf-16",
+            Self::Windows1252 => "windows-1252",
+            Self::Iso88591 => "iso-8859-1",
+        }
+    }
+}
+
+/// How a CSV file of the dataset is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvFormat {
+    pub field_delimiter: u8,
+    pub header: HeaderMode,
+    /// Field texts read as null.
+    pub null_if: Vec<String>,
+    pub encoding: Encoding,
+}
+
+impl Default for CsvFormat {
+    fn default() -> Self {
+        Self {
+            field_delimiter: b',',
+            header: HeaderMode::Exact,
+            null_if: vec![String::new()],
+            encoding: Encoding::Utf8,
+        }
+    }
+}
+
+/// A dataset: its columns, its key, how a newer change is told, and where its files land.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    /// `[a-z][a-z0-9_]*`: the table's name; rejects go to `rejected_<name>`.
+    pub name: String,
+    /// `s3://bucket/prefix` whose objects load into this dataset.
+    pub source: Option<String>,
+    pub columns: Vec<Column>,
+    /// Indexes into `columns`.
+    pub keys: Vec<usize>,
+    pub sequence_by: Vec<usize>,
+    /// Compared in order when two changes of a key have equal sequences.
+    pub tie_break: Vec<usize>,
+    /// The columns an update of a matched row sets (sequence columns included).
+    pub update: Vec<usize>,
+    pub partition_by: Vec<usize>,
+    pub csv: CsvFormat,
+}
+
+impl Dataset {
+    /// The built-in `orders` dataset.
+    pub fn orders() -> Arc<Dataset> {
+        match Spec::parse(ORDERS_SPEC, "built-in orders spec") {
+            Ok(mut spec) => Arc::new(spec.datasets.remove(0).as_ref().clone()),
+            // The text is a constant, parsed by a unit test: this cannot happen.
+            Err(e) => unreachable!("the built-in orders spec does not parse: {e}"),
+        }
+    }
+
+    /// The table of rejected records.
+    pub fn rejected_table(&self) -> String {
+        format!("rejected_{}", self.name)
+    }
+
+    /// The column names, in declared order.
+    pub fn column_names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// Names of the columns at `indexes`.
+    pub fn names(&self, indexes: &[usize]) -> Vec<&str> {
+        indexes
+            .iter()
+            .map(|&i| self.columns[i].name.as_str())
+            .collect()
+    }
+
+    /// The index of the column called `name`.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// The name of the rejected table's column holding a reject's key text:
+    /// the key's own name for a single key, else `key`.
+    pub fn reject_key_column(&self) -> &str {
+        match self.keys.as_slice() {
+            [only]
+                if ![
+                    "source_file",
+                    "content_id",
+                    "line_number",
+                    "raw_line",
+                    "reason",
+                    "loaded_at",
+                ]
+                .contains(&self.columns[*only].name.as_str()) =>
+            {
+                &self.columns[*only].name
+            }
+            _ => "key",
+        }
+    }
+
+    /// A row's key values.
+    pub fn key_of(&self, row: &Row) -> Vec<Value> {
+        self.keys.iter().map(|&i| row[i].clone()).collect()
+    }
+
+    /// Whether change `a` replaces held row `b` of the same key: a strictly
+    /// greater sequence, or an equal one and greater by the tie-break columns.
+    /// Without `sequence_by` a later change always replaces.
+    pub fn replaces(&self, a: &Row, b: &Row) -> bool {
+        self.sequence_by.is_empty() || self.compare(a, b) == Ordering::Greater
+    }
+
+    /// Total order of two changes of one key by sequence, then tie-break columns.
+    pub fn compare(&self, a: &Row, b: &Row) -> Ordering {
+        self.sequence_by
+            .iter()
+            .chain(&self.tie_break)
+            .map(|&i| a[i].cmp(&b[i]))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
+
+    /// The rule by which a change wins, in words, for users.
+    pub fn newest_wins_rule(&self) -> String {
+        if self.sequence_by.is_empty() {
+            return "no sequence_by: the later load wins, and within one file the later record"
+                .to_string();
+        }
+        let seq = self.names(&self.sequence_by).join(", ");
+        let ties = self.names(&self.tie_break).join(", ");
+        format!(
+            "a change replaces a row only when its ({seq}) is strictly greater; for two changes \
+             with equal ({seq}), the one whose ({ties}) is greater wins, compared column by column \
+             in that order, text by its UTF-8 bytes, an empty (null) value lowest"
+        )
+    }
+}
+
+/// Every dataset a deployment loads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub datasets: Vec<Arc<Dataset>>,
+}
+
+impl Spec {
+    /// The spec of a deployment with no spec file: `orders` alone.
+    pub fn builtin() -> Self {
+        Self {
+            datasets: vec![Dataset::orders()],
+        }
+    }
+
+    /// The dataset called `name`.
+    pub fn dataset(&self, name: &str) -> Option<&Arc<Dataset>> {
+        self.datasets.iter().find(|d| d.name == name)
+    }
+
+    /// The dataset an object at `s3://bucket/key` loads into: the longest
+    /// source prefix holding it; a spec of one dataset without a source takes
+    /// every object.
+    pub fn route(&self, bucket: &str, key: &str) -> Option<&Arc<Dataset>> {
+        if let [only] = self.datasets.as_slice() {
+            if only.source.is_none() {
+                return Some(only);
+            }
+        }
+        let url = format!("s3://{bucket}/{key}");
+        self.datasets
+            .iter()
+            .filter_map(|d| d.source.as_deref().map(|s| (d, s)))
+            .filter(|(_, s)| url.starts_with(s))
+            .max_by_key(|(_, s)| s.len())
+            .map(|(d, _)| d)
+    }
+
+    /// The dataset `name` names, or the only one when `name` is `None`.
+    pub fn select(&self, name: Option<&str>) -> Result<&Arc<Dataset>, String> {
+        let names = || {
+            self.datasets
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match (name, self.datasets.as_slice()) {
+            (Some(n), _) => self
+                .dataset(n)
+                .ok_or_else(|| format!("no dataset {n:?} in the spec (it has: {})", names())),
+            (None, [only]) => Ok(only),
+            (None, _) => Err(format!(
+                "the spec has several datasets ({}): choose one with --dataset",
+                names()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

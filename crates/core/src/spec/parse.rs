@@ -1,0 +1,127 @@
+//! The spec file's TOML, read into raw structs that keep where each value was
+//! written, so that every error names the file, the line and what to change.
+
+use serde::Deserialize;
+use std::fmt;
+use std::ops::Range;
+use toml::Spanned;
+
+/// A spec that cannot be used: nothing is read or written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec's file name or URI.
+    pub file: String,
+    /// 1-based line of the offending value, when known.
+    pub line: Option<usize>,
+    /// What is wrong and what to change.
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "spec {} line {line}: {}", self.file, self.message),
+            None => write!(f, "spec {}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Where errors point: the spec's name and text.
+pub(crate) struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    pub fn error(&self, span: Option<Range<usize>>, message: impl Into<String>) -> SpecError {
+        let line = span.map(|s| {
+            let end = s.start.min(self.text.len());
+            self.text[..end].bytes().filter(|b| *b == b'\n').count() + 1
+        });
+        SpecError {
+            file: self.file.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSpec {
+    #[serde(default)]
+    pub dataset: Vec<Spanned<RawDataset>>,
+}
+
+pub(crate) type Names = Spanned<Vec<Spanned<String>>>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDataset {
+    pub name: Spanned<String>,
+    pub source: Option<Spanned<String>>,
+    pub keys: Names,
+    pub sequence_by: Option<Names>,
+    pub update_columns: Option<Names>,
+    pub except_columns: Option<Names>,
+    pub partition_by: Option<Names>,
+    pub tie_break: Option<Names>,
+    pub csv: Option<RawCsv>,
+    #[serde(default)]
+    pub columns: Vec<Spanned<RawColumn>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCsv {
+    pub field_delimiter: Option<Spanned<String>>,
+    pub header: Option<RawHeader>,
+    pub null_if: Option<Vec<String>>,
+    pub encoding: Option<RawEncoding>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RawHeader {
+    Exact,
+    ByName,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(crate) enum RawEncoding {
+    #[serde(rename = "utf-8")]
+    Utf8,
+    #[serde(rename = "utf-16")]
+    Utf16,
+    #[serde(rename = "windows-1252")]
+    Windows1252,
+    #[serde(rename = "iso-8859-1")]
+    Iso88591,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawColumn {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub ty: Spanned<String>,
+    pub nullable: Option<bool>,
+    pub format: Option<Spanned<String>>,
+    pub timezone: Option<Spanned<String>>,
+}
+
+/// Reads the TOML of a spec; syntax errors and unknown fields name their line.
+pub(crate) fn raw(source: &Source<'_>) -> Result<RawSpec, SpecError> {
+    toml::from_str(source.text).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        let hint = if message.contains("unknown field") {
+            "; see docs/datasets.md for the fields a spec takes"
+        } else {
+            ""
+        };
+        source.error(e.span(), format!("{message}{hint}"))
+    })
+}

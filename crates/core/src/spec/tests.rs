@@ -1,0 +1,224 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Spec, SpecError> {
+    Spec::parse(text, "my.toml")
+}
+
+const SUBSCRIBERS: &str = r#"[[dataset]]
+name = "subscribers"
+source = "s3://landing/netflix/"
+keys = ["user_id"]
+sequence_by = ["last_payment_date"]
+update_columns = ["country", "monthly_revenue"]
+partition_by = ["country"]
+
+[dataset.csv]
+field_delimiter = ","
+header = "exact"
+null_if = [""]
+encoding = "utf-8"
+
+[[dataset.columns]]
+name = "user_id"
+type = "bigint"
+nullable = false
+
+[[dataset.columns]]
+name = "country"
+type = "string"
+
+[[dataset.columns]]
+name = "monthly_revenue"
+type = "decimal(10,2)"
+
+[[dataset.columns]]
+name = "last_payment_date"
+type = "date"
+format = "%d-%m-%y"
+
+[[dataset.columns]]
+name = "event_time"
+type = "timestamp"
+timezone = "Europe/Berlin"
+"#;
+
+#[test]
+fn the_reference_example_parses() {
+    let spec = parse(SUBSCRIBERS).unwrap();
+    let d = &spec.datasets[0];
+    assert_eq!(d.names(&d.keys), ["user_id"]);
+    assert_eq!(
+        d.names(&d.update),
+        ["country", "monthly_revenue", "last_payment_date"],
+        "sequence columns update with the row"
+    );
+    assert_eq!(d.names(&d.tie_break), ["country", "monthly_revenue"]);
+    assert_eq!(d.columns[3].ty, ColumnType::Date);
+    assert!(!d.columns[3].nullable, "a sequence column is never null");
+    assert_eq!(
+        d.columns[2].ty,
+        ColumnType::Decimal {
+            precision: 10,
+            scale: 2
+        }
+    );
+    assert_eq!(d.rejected_table(), "rejected_subscribers");
+    assert_eq!(d.reject_key_column(), "user_id");
+}
+
+#[test]
+fn the_builtin_orders_spec_parses_as_today() {
+    let orders = Dataset::orders();
+    assert_eq!(
+        orders.column_names(),
+        [
+            "order_id",
+            "customer_id",
+            "status",
+            "amount",
+            "currency",
+            "ordered_at",
+            "updated_at"
+        ]
+    );
+    assert_eq!(
+        orders.names(&orders.tie_break),
+        ["status", "customer_id", "currency", "amount", "ordered_at"]
+    );
+    assert_eq!(orders.update.len(), 6);
+    assert!(
+        !orders.columns[0].nullable && !orders.columns[6].nullable && orders.columns[1].nullable
+    );
+    assert_eq!(orders.reject_key_column(), "order_id");
+}
+
+#[test]
+fn routing_takes_the_longest_prefix() {
+    let two = SUBSCRIBERS.to_string()
+        + &SUBSCRIBERS
+            .replace("name = \"subscribers\"", "name = \"vip\"")
+            .replace("s3://landing/netflix/", "s3://landing/netflix/vip/");
+    let spec = parse(&two).unwrap();
+    let route = |key: &str| spec.route("landing", key).map(|d| d.name.as_str());
+    assert_eq!(route("netflix/a.csv"), Some("subscribers"));
+    assert_eq!(route("netflix/vip/a.csv"), Some("vip"));
+    assert_eq!(route("other/a.csv"), None);
+    assert_eq!(
+        Spec::builtin()
+            .route("any", "thing")
+            .map(|d| d.name.as_str()),
+        Some("orders")
+    );
+    assert!(spec.select(None).unwrap_err().contains("--dataset"));
+    assert_eq!(spec.select(Some("vip")).unwrap().name, "vip");
+}
+
+/// Each error names its line and what to change.
+#[test]
+fn every_spec_error_names_the_line_and_the_fix() {
+    let cases: &[(&str, &str, usize, &str)] = &[
+        (
+            "keys = [\"user_id\"]",
+            "keys = [\"user_id\"]\ncolour = 1",
+            5,
+            "unknown field `colour`",
+        ),
+        (
+            "type = \"bigint\"",
+            "type = \"integer\"",
+            17,
+            "unknown type \"integer\"",
+        ),
+        (
+            "keys = [\"user_id\"]",
+            "keys = [\"uid\"]",
+            4,
+            "key column \"uid\" is not a column",
+        ),
+        (
+            "sequence_by = [\"last_payment_date\"]",
+            "sequence_by = [\"paid\"]",
+            5,
+            "sequence_by column \"paid\"",
+        ),
+        (
+            "update_columns = [\"country\", \"monthly_revenue\"]",
+            "update_columns = [\"country\"]\nexcept_columns = [\"country\"]",
+            7,
+            "both update_columns and except_columns",
+        ),
+        (
+            "partition_by = [\"country\"]",
+            "partition_by = [\"land\"]",
+            7,
+            "partition_by column \"land\"",
+        ),
+        (
+            "header = \"exact\"",
+            "header = \"sometimes\"",
+            11,
+            "unknown variant `sometimes`",
+        ),
+        (
+            "format = \"%d-%m-%y\"",
+            "format = \"%Q\"",
+            31,
+            "not a valid strftime format",
+        ),
+        (
+            "timezone = \"Europe/Berlin\"",
+            "timezone = \"Mars/Olympus\"",
+            36,
+            "not an IANA zone name",
+        ),
+        (
+            "name = \"subscribers\"",
+            "name = \"Subscribers\"",
+            2,
+            "must be a lower-case letter",
+        ),
+        (
+            "name = \"subscribers\"",
+            "name = \"ledger\"",
+            2,
+            "taken by deltaload's own tables",
+        ),
+        (
+            "update_columns = [\"country\", \"monthly_revenue\"]",
+            "update_columns = [\"user_id\"]",
+            6,
+            "is a key",
+        ),
+        (
+            "field_delimiter = \",\"",
+            "field_delimiter = \";;\"",
+            10,
+            "one ASCII character",
+        ),
+    ];
+    for (from, to, line, words) in cases {
+        assert!(SUBSCRIBERS.contains(from), "{from}");
+        let err = parse(&SUBSCRIBERS.replacen(from, to, 1)).unwrap_err();
+        assert!(err.message.contains(words), "{to}: {err}");
+        assert_eq!(err.line, Some(*line), "{to}: {err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("spec my.toml line {line}: ")),
+            "{err}"
+        );
+    }
+    let twice = format!("{SUBSCRIBERS}{SUBSCRIBERS}");
+    let err = parse(&twice).unwrap_err();
+    assert!(
+        err.message
+            .contains("second dataset is named \"subscribers\""),
+        "{err}"
+    );
+    let same_source = format!(
+        "{SUBSCRIBERS}{}",
+        SUBSCRIBERS.replace("name = \"subscribers\"", "name = \"other\"")
+    );
+    let err = parse(&same_source).unwrap_err();
+    assert!(err.message.contains("same source"), "{err}");
+    assert!(parse("").unwrap_err().message.contains("no dataset"));
+}

@@ -1,0 +1,120 @@
+//! A typed field value, and a record of a dataset as one value per column.
+
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
+
+/// One field, typed as its column declares.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    /// `int` and `bigint`.
+    Int(i64),
+    /// Always finite.
+    Double(f64),
+    /// A `decimal(P,S)` as a count of 10^-S.
+    Decimal(i128),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Microseconds since the Unix epoch, UTC.
+    Timestamp(i64),
+    Text(String),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) => 2,
+            Value::Double(_) => 3,
+            Value::Decimal(_) => 4,
+            Value::Date(_) => 5,
+            Value::Timestamp(_) => 6,
+            Value::Text(_) => 7,
+        }
+    }
+
+    /// The value as text, for messages and the rejected table's key column.
+    pub fn as_text(&self) -> Option<String> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => b.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Double(d) => d.to_string(),
+            Value::Decimal(d) => d.to_string(),
+            Value::Date(d) => d.to_string(),
+            Value::Timestamp(t) => t.to_string(),
+            Value::Text(s) => s.clone(),
+        })
+    }
+}
+
+/// Null lowest; text by its UTF-8 bytes; doubles by IEEE total order. Values of
+/// one column always share a variant, so the order across variants is arbitrary.
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Double(a), Double(b)) => a.total_cmp(b),
+            (Decimal(a), Decimal(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (Text(a), Text(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.rank().hash(state);
+        match self {
+            Value::Null => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) | Value::Timestamp(i) => i.hash(state),
+            Value::Double(d) => d.to_bits().hash(state),
+            Value::Decimal(d) => d.hash(state),
+            Value::Date(d) => d.hash(state),
+            Value::Text(s) => s.hash(state),
+        }
+    }
+}
+
+/// One record: a value per column of its dataset, in declared order.
+pub type Row = Vec<Value>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_is_lowest_and_text_goes_by_bytes() {
+        assert!(Value::Null < Value::Text(String::new()));
+        assert!(Value::Null < Value::Int(i64::MIN));
+        assert!(Value::Text("Z".into()) < Value::Text("a".into()));
+        assert!(Value::Double(-0.0) < Value::Double(0.0));
+        assert_eq!(Value::Int(3), Value::Int(3));
+        assert_eq!(Value::Null.as_text(), None);
+    }
+}

@@ -1,0 +1,165 @@
+//! An existing table held against what the spec declares: a nullable column
+//! the spec added is added to the table (older rows read null, nothing is
+//! rewritten); any other difference refuses to start, naming both definitions.
+
+use crate::error::LakeError;
+use crate::schema::TableName;
+use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+use deltalake::kernel::{StructField, StructType};
+use deltalake::DeltaTable;
+
+/// The table property recording a dataset's keys, written when its table is created.
+// (Not under `delta`: Delta readers parse every property named so.)
+const KEYS_PROPERTY: &str = "io.deltaload.keys";
+
+/// The table's partition columns, as the spec declares them.
+pub(crate) fn partition_columns(name: &TableName) -> Vec<String> {
+    match name {
+        TableName::Target(d) => d
+            .names(&d.partition_by)
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The table properties deltaload records at creation: a dataset's keys.
+pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
+    match name {
+        TableName::Target(d) => vec![(KEYS_PROPERTY.to_string(), Some(d.names(&d.keys).join(",")))],
+        _ => Vec::new(),
+    }
+}
+
+/// The table's schema as Delta writes it.
+pub(crate) fn kernel_schema(name: &TableName) -> Result<StructType, LakeError> {
+    name.schema()
+        .as_ref()
+        .try_into_kernel()
+        .map_err(|e| LakeError::Invariant {
+            table: name.as_str(),
+            detail: format!("schema does not convert to Delta: {e}"),
+        })
+}
+
+/// The table, with the columns the spec added; an error for any other change.
+pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<DeltaTable, LakeError> {
+    let label = name.as_str();
+    let wanted = kernel_schema(name)?;
+    let url = table.table_url().clone();
+    let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
+    let existing = snapshot.schema();
+    let refuse = |detail: String| LakeError::SpecChange {
+        table: label.clone(),
+        detail,
+    };
+    let metadata = snapshot.metadata();
+    for (key, value) in configuration(name) {
+        let held = metadata.configuration().get(&key);
+        if let (Some(held), Some(value)) = (held, value) {
+            if held != &value {
+                return Err(refuse(format!(
+                    "the table's keys are [{held}] and the spec's are [{value}]"
+                )));
+            }
+        }
+    }
+    for field in existing.fields() {
+        let Some(want) = wanted.fields().find(|w| w.name() == field.name()) else {
+            return Err(refuse(format!(
+                "column {:?} ({}) is in the table but not in the spec",
+                field.name(),
+                describe(field)
+            )));
+        };
+        if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
+            return Err(refuse(format!(
+                "column {:?} is {} in the table and {} in the spec",
+                field.name(),
+                describe(field),
+                describe(want)
+            )));
+        }
+    }
+    let added: Vec<StructField> = wanted
+        .fields()
+        .filter(|w| existing.fields().all(|f| f.name() != w.name()))
+        .cloned()
+        .collect();
+    if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
+        return Err(refuse(format!(
+            "column {:?} ({}) is new and may not be null: rows already in the table have no value \
+             for it; declare it nullable (the default)",
+            required.name(),
+            describe(required)
+        )));
+    }
+    let partitions = partition_columns(name);
+    if matches!(name, TableName::Target(_)) && metadata.partition_columns() != partitions {
+        return Err(refuse(format!(
+            "the table is partitioned by [{}] and the spec says partition_by = [{}]",
+            metadata.partition_columns().join(", "),
+            partitions.join(", ")
+        )));
+    }
+    if added.is_empty() {
+        return Ok(table);
+    }
+    let names: Vec<String> = added.iter().map(|f| f.name().to_string()).collect();
+    tracing::info!(table = %label, columns = ?names, "adding the spec's new nullable columns to the table");
+    table
+        .add_columns()
+        .with_fields(added)
+        .await
+        .map_err(LakeError::delta(&label, &url))
+}
+
+fn describe(field: &StructField) -> String {
+    let null = if field.is_nullable() {
+        "nullable"
+    } else {
+        "not null"
+    };
+    format!("{}, {null}", field.data_type())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::schema::TableName;
+    use crate::{lake_url, Lake};
+    use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+    use deltalake::kernel::StructType;
+
+    /// A lake written before datasets had no `dataset` column in its ledger:
+    /// opening it adds the column, and the old rows read null.
+    #[tokio::test]
+    async fn a_ledger_of_an_earlier_release_gains_the_dataset_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let full = TableName::Ledger.schema();
+        let old: Vec<_> = full
+            .fields()
+            .iter()
+            .filter(|f| f.name() != "dataset")
+            .cloned()
+            .collect();
+        let old = deltalake::arrow::datatypes::Schema::new(old);
+        let old: StructType = (&old).try_into_kernel().unwrap();
+        let url = crate::table::table_url(&root, &TableName::Ledger).unwrap();
+        std::fs::create_dir_all(url.to_file_path().unwrap()).unwrap();
+        deltalake::DeltaTableBuilder::from_url(url)
+            .unwrap()
+            .build()
+            .unwrap()
+            .create()
+            .with_columns(old.fields().cloned())
+            .await
+            .unwrap();
+        let lake = Lake::open(&root).await.unwrap();
+        let schema = lake.ledger.snapshot().unwrap().schema();
+        let names: Vec<&str> = schema.fields().map(|f| f.name().as_str()).collect();
+        assert_eq!(names.last(), Some(&"dataset"), "{names:?}");
+        assert_eq!(lake.ledger.version(), Some(1), "one commit adds the column");
+    }
+}

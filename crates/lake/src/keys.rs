@@ -1,0 +1,155 @@
+//! The table's rows for a batch's keys, and the check that none of them
+//! appears twice: both join the table with the keys registered as a table.
+
+use crate::error::LakeError;
+use crate::predicates::{batch_ranges, integer_key, within_ranges};
+use crate::schema::{arrow_type, quoted, TableName};
+use crate::table::{first_long, query};
+use crate::{batches, values, Lake};
+use deltalake::arrow::datatypes::{Field, Schema};
+use deltalake::arrow::record_batch::RecordBatch;
+use deltaload_core::{Dataset, Row, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The name the batch's keys are registered under for a join.
+const KEYS: &str = "deltaload_batch_keys";
+
+/// `t.k = b.k0 AND ...`: the table's rows of the registered keys.
+fn key_join(dataset: &Dataset) -> String {
+    dataset
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(j, &k)| format!("t.{} = b.k{j}", quoted(&dataset.columns[k].name)))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// The whole numbers among `values` (those of an integer key column).
+pub(crate) fn integers<'a>(values: impl Iterator<Item = &'a Value>) -> Vec<i64> {
+    values
+        .filter_map(|v| match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Lake {
+    /// Registers `keys` as a table of columns `k0`, `k1`, ... for a join.
+    fn register_keys(&self, dataset: &Dataset, keys: &[Vec<Value>]) -> Result<(), LakeError> {
+        let label = dataset.name.as_str();
+        let mut fields = Vec::new();
+        let mut arrays = Vec::new();
+        for (j, &k) in dataset.keys.iter().enumerate() {
+            let ty = dataset.columns[k].ty;
+            fields.push(Field::new(format!("k{j}"), arrow_type(ty), true));
+            arrays.push(values::array(ty, keys.iter().map(|key| &key[j])));
+        }
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+            .map_err(LakeError::arrow(label))?;
+        self.ctx
+            .deregister_table(KEYS)
+            .and_then(|_| self.ctx.register_batch(KEYS, batch))
+            .map_err(LakeError::query(label))?;
+        Ok(())
+    }
+
+    /// The table's rows for these keys, by key.
+    pub(crate) async fn current_rows(
+        &mut self,
+        ds: usize,
+        keys: &[Vec<Value>],
+    ) -> Result<HashMap<Vec<Value>, Row>, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        self.register_keys(&dataset, keys)?;
+        let columns: Vec<String> = dataset
+            .columns
+            .iter()
+            .map(|c| format!("t.{}", quoted(&c.name)))
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
+            columns.join(", "),
+            dataset.name,
+            key_join(&dataset)
+        );
+        let name = TableName::Target(dataset.clone());
+        let found = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
+        let mut current = HashMap::new();
+        for batch in &found {
+            for row in batches::target_rows(&dataset, batch)? {
+                current.insert(dataset.key_of(&row), row);
+            }
+        }
+        Ok(current)
+    }
+
+    /// Fails when a key of this load (`keys`) appears twice in the dataset's table.
+    pub(crate) async fn check_unique_keys(
+        &mut self,
+        ds: usize,
+        keys: &[Vec<Value>],
+    ) -> Result<(), LakeError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let dataset = self.sets[ds].dataset.clone();
+        let name = TableName::Target(dataset.clone());
+        let table = dataset.name.as_str();
+        let (sql, scope) = match (integer_key(&dataset), dataset.keys.len()) {
+            (Some(column), 1) => {
+                // The same ranges as the MERGE's: the files it skipped are not read here either.
+                let ids = integers(keys.iter().map(|k| &k[0]));
+                let ranges = batch_ranges(&ids);
+                let (min, max) = (
+                    ranges.first().map_or(0, |r| r.0),
+                    ranges.last().map_or(0, |r| r.1),
+                );
+                (
+                    format!(
+                        "SELECT count(*) - count(DISTINCT {column}) FROM {table} WHERE {}",
+                        within_ranges(&column, &ranges)
+                    ),
+                    format!("{} value(s) of this load (between {min} and {max})", column),
+                )
+            }
+            _ => {
+                self.register_keys(&dataset, keys)?;
+                let key_columns: Vec<String> = dataset
+                    .keys
+                    .iter()
+                    .map(|&k| format!("t.{}", quoted(&dataset.columns[k].name)))
+                    .collect();
+                (
+                    format!(
+                        "SELECT count(*) FROM (SELECT 1 FROM {table} t JOIN {KEYS} b ON {} \
+                         GROUP BY {} HAVING count(*) > 1)",
+                        key_join(&dataset),
+                        key_columns.join(", ")
+                    ),
+                    format!(
+                        "key(s) ({}) of this load",
+                        dataset.names(&dataset.keys).join(", ")
+                    ),
+                )
+            }
+        };
+        let batches = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
+        let doubled = match batches.iter().find(|b| b.num_rows() > 0) {
+            Some(batch) => first_long(batch.column(0))?.unwrap_or(0),
+            None => 0,
+        };
+        if doubled != 0 {
+            return Err(LakeError::Invariant {
+                table: table.to_string(),
+                detail: format!(
+                    "{doubled} {scope} appear more than once; \
+                     stop loading and inspect the table history (deltaload show {table})"
+                ),
+            });
+        }
+        Ok(())
+    }
+}

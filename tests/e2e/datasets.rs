@@ -1,0 +1,399 @@
+//! Datasets declared in a spec: three CSV feeds of other shapes loaded into
+//! their own tables, read back by another engine with the declared types;
+//! spec errors and spec changes; a crash at every step of a non-orders load.
+
+use crate::deltaload;
+use crate::other_engines::run_python;
+use deltaload_tests::{stderr, stdout, Sandbox};
+
+/// The suite's spec, with `bucket` as the landing bucket.
+pub(crate) fn spec_text(bucket: &str) -> String {
+    include_str!("../data/datasets/spec.toml").replace("LANDING", bucket)
+}
+
+/// A test file of `tests/data/datasets`.
+pub(crate) fn data(name: &str) -> &'static str {
+    match name {
+        "subscribers-1.csv" => include_str!("../data/datasets/subscribers-1.csv"),
+        "subscribers-2.csv" => include_str!("../data/datasets/subscribers-2.csv"),
+        "readings-1.csv" => include_str!("../data/datasets/readings-1.csv"),
+        "readings-2.csv" => include_str!("../data/datasets/readings-2.csv"),
+        "employees-1.csv" => include_str!("../data/datasets/employees-1.csv"),
+        "employees-2.csv" => include_str!("../data/datasets/employees-2.csv"),
+        other => panic!("no test file {other}"),
+    }
+}
+
+/// A sandbox holding the spec (as `spec.toml`) and every data file under `raw/`.
+fn sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    std::fs::write(sb.dir.path().join("spec.toml"), spec_text("landing")).unwrap();
+    for name in [
+        "subscribers-1.csv",
+        "subscribers-2.csv",
+        "readings-1.csv",
+        "readings-2.csv",
+        "employees-1.csv",
+        "employees-2.csv",
+    ] {
+        sb.file(name, data(name));
+    }
+    sb
+}
+
+/// `deltaload --spec SPEC ARGS` in `sb`.
+fn with_spec(sb: &Sandbox, spec: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--spec", spec];
+    all.extend_from_slice(args);
+    deltaload(sb, &all, None)
+}
+
+/// `deltaload --spec spec.toml ARGS`, which must succeed; its stdout.
+fn run(sb: &Sandbox, args: &[&str]) -> String {
+    let mut all = vec!["--spec", "spec.toml"];
+    all.extend_from_slice(args);
+    let out = deltaload(sb, &all, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// Loads every file of the three datasets, two loads each.
+fn load_all(sb: &Sandbox) -> String {
+    let mut printed = String::new();
+    for dataset in ["subscribers", "readings", "employees"] {
+        let first = format!("raw/{dataset}-1.csv");
+        let second = format!("raw/{dataset}-2.csv");
+        printed += &run(sb, &["--dataset", dataset, "load", &first, &second]);
+    }
+    printed
+}
+
+const READ_BACK: &str = r#"
+import sys, os
+from deltalake import DeltaTable
+lake = sys.argv[1]
+def table(name):
+    t = DeltaTable(f"{lake}/{name}")
+    types = {f.name: str(f.type.type) if hasattr(f.type, "type") else str(f.type) for f in t.schema().fields}
+    return t, types
+t, types = table("subscribers")
+assert types["User_ID"] == "integer" and types["Join_Date"] == "date" and types["Monthly_Revenue"] == "integer", types
+assert types["source_file"] == "string" and types["loaded_at"] == "timestamp", types
+for r in sorted(t.to_pyarrow_table().to_pylist(), key=lambda r: r["User_ID"]):
+    print("subscribers", r["User_ID"], r["Country"], r["Monthly_Revenue"], r["Join_Date"].isoformat(), r["Last_Payment_Date"].isoformat())
+t, types = table("readings")
+assert types["taken_at"] == "timestamp" and types["value"] == "decimal(6,2)" and types["ok"] == "boolean" and types["seq"] == "long", types
+for r in sorted(t.to_pyarrow_table().to_pylist(), key=lambda r: (r["site"], r["sensor"])):
+    print("readings", r["site"], r["sensor"], r["taken_at"].isoformat(), r["seq"], r["value"], r["ok"])
+t, types = table("employees")
+assert types["salary"] == "double" and types["id"] == "long", types
+assert t.metadata().partition_columns == ["dept"], t.metadata().partition_columns
+for r in sorted(t.to_pyarrow_table().to_pylist(), key=lambda r: r["id"]):
+    print("employees", r["id"], r["name"], r["salary"], r["dept"])
+for name in ("rejected_subscribers", "rejected_readings", "rejected_employees"):
+    rows = DeltaTable(f"{lake}/{name}").to_pyarrow_table().to_pylist()
+    for r in rows:
+        print(name, r["line_number"], r["reason"])
+ledger = DeltaTable(f"{lake}/ledger").to_pyarrow_table().to_pylist()
+print("ledger", sorted((r["dataset"], os.path.basename(r["location"]), r["status"]) for r in ledger))
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+/// What Python deltalake reads back after [`load_all`].
+const READ_BACK_EXPECTED: &str = "\
+subscribers 1 UNITED STATES 10 2022-01-15 2023-06-10
+subscribers 2 CANADA 15 2021-09-05 2023-06-22
+subscribers 3 United Kingdom 12 2023-02-28 2023-06-27
+subscribers 5 Spain 10 2023-03-01 2023-07-01
+readings berlin t1 2026-10-01T08:00:00+00:00 2 21.00 True
+readings berlin t2 2026-10-01T08:00:00+00:00 1 30.00 True
+readings hamburg t1 2026-10-01T09:00:00+00:00 1 None True
+employees 1 Alice 75000.0 eng
+employees 2 Bob 60000.0 ops
+employees 3 Charlie 80000.0 eng
+rejected_subscribers 5 Join_Date \"30-02-23\" does not match the format \"%d-%m-%y\": input is out of range
+rejected_readings 6 value \"1234.567\" has more than 2 decimals (not rounded)
+ledger [('employees', 'employees-1.csv', 'loaded'), ('employees', 'employees-2.csv', 'loaded'), ('readings', 'readings-1.csv', 'loaded'), ('readings', 'readings-2.csv', 'loaded'), ('subscribers', 'subscribers-1.csv', 'loaded'), ('subscribers', 'subscribers-2.csv', 'loaded')]
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_feeds_load_into_their_tables_and_read_back_with_the_declared_types() {
+    let sb = sandbox();
+    assert_eq!(
+        load_all(&sb),
+        "raw/subscribers-1.csv: 1 rejected, 0 updated, 3 added, table version 1\n\
+         raw/subscribers-2.csv: 0 rejected, 2 updated, 1 added, table version 2\n\
+         raw/readings-1.csv: 1 rejected, 0 updated, 3 added, table version 1\n\
+         raw/readings-2.csv: 0 rejected, 1 updated, 0 added, table version 2\n\
+         raw/employees-1.csv: 0 rejected, 0 updated, 2 added, table version 1\n\
+         raw/employees-2.csv: 0 rejected, 1 updated, 1 added, table version 2\n"
+    );
+    let lake = sb.lake_dir();
+    let read = run_python(READ_BACK, &[lake.to_str().unwrap()]);
+    assert_eq!(stdout(&read), READ_BACK_EXPECTED);
+    // Loading everything again changes nothing: each file version is in the ledger.
+    let again = load_all(&sb);
+    assert_eq!(again.matches("already loaded").count(), 6, "{again}");
+    let status = run(&sb, &["status"]);
+    let tables: Vec<String> = status
+        .lines()
+        .skip_while(|l| *l != "tables:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        tables,
+        [
+            "subscribers 4 row(s), version 2",
+            "rejected_subscribers 1 row(s), version 1",
+            "readings 3 row(s), version 2",
+            "rejected_readings 1 row(s), version 1",
+            "employees 3 row(s), version 2",
+            "rejected_employees 0 row(s), version 0",
+            "ledger 6 row(s), version 12",
+            "reconciliation 6 row(s), version 6",
+        ],
+        "{status}"
+    );
+    let shown = run(&sb, &["show", "readings", "--format", "csv"]);
+    assert!(
+        shown.starts_with("site,sensor,taken_at,seq,value,ok,source_file,loaded_at\nberlin,t1,2026-10-01T08:00:00Z,2,21.00,true,"),
+        "{shown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spec_errors_stop_every_command_before_anything_is_read() {
+    let sb = sandbox();
+    let broken = spec_text("landing").replacen("type = \"double\"", "type = \"float\"", 1);
+    std::fs::write(sb.dir.path().join("broken.toml"), broken).unwrap();
+    for args in [
+        vec![
+            "--spec",
+            "broken.toml",
+            "--dataset",
+            "employees",
+            "load",
+            "raw/employees-1.csv",
+        ],
+        vec!["--spec", "broken.toml", "status"],
+        vec!["--spec", "broken.toml", "show", "employees"],
+        vec!["spec", "check", "broken.toml"],
+    ] {
+        let out = deltaload(&sb, &args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr(&out),
+            "deltaload: spec broken.toml line 95: column \"salary\" has unknown type \"float\": use string, \
+             boolean, int, bigint, double, decimal(P,S) (P from 1 to 38, S at most P), date or timestamp\n",
+            "{args:?}"
+        );
+    }
+    assert!(!sb.lake_dir().exists(), "nothing was created");
+    // A spec of several datasets needs --dataset to load, and a known one.
+    let out = deltaload(
+        &sb,
+        &["--spec", "spec.toml", "load", "raw/employees-1.csv"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("choose one with --dataset"),
+        "{}",
+        stderr(&out)
+    );
+    let out = deltaload(
+        &sb,
+        &["--spec", "spec.toml", "--dataset", "staff", "status"],
+        None,
+    );
+    assert!(
+        stderr(&out).contains(
+            "no dataset \"staff\" in the spec (it has: subscribers, readings, employees)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!sb.lake_dir().exists(), "nothing was created");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn spec_check_example_and_validate_describe_without_writing() {
+    let sb = sandbox();
+    let checked = run(&sb, &["spec", "check", "spec.toml"]);
+    assert!(
+        checked.contains(
+            "dataset readings: tables readings, rejected_readings; source s3://landing/iot/"
+        ),
+        "{checked}"
+    );
+    assert!(checked.contains("  keys: site, sensor"), "{checked}");
+    assert!(
+        checked.contains(
+            "    taken_at                 timestamp        not null, timezone Europe/Berlin"
+        ),
+        "{checked}"
+    );
+    assert!(
+        checked.ends_with("spec.toml: 3 dataset(s), valid\n"),
+        "{checked}"
+    );
+    // The example is the built-in dataset, and a spec that loads as the built-in does.
+    let example = run(&sb, &["spec", "example"]);
+    std::fs::write(sb.dir.path().join("orders.toml"), &example).unwrap();
+    assert_eq!(
+        deltaload_core::Spec::parse(&example, "example").unwrap(),
+        deltaload_core::Spec::builtin()
+    );
+    let validated = with_spec(
+        &sb,
+        "spec.toml",
+        &[
+            "--dataset",
+            "readings",
+            "validate",
+            "raw/readings-1.csv",
+            "raw/readings-2.csv",
+        ],
+    );
+    assert_eq!(validated.status.code(), Some(2), "a file has rejects");
+    assert_eq!(
+        stdout(&validated),
+        "raw/readings-1.csv: 5 records, 4 valid, 1 rejected, 1 duplicate keys (dataset readings)\n  \
+         line 6: value \"1234.567\" has more than 2 decimals (not rounded)\n\
+         raw/readings-2.csv: 2 records, 2 valid, 0 rejected, 0 duplicate keys (dataset readings)\n"
+    );
+    let refused = with_spec(
+        &sb,
+        "spec.toml",
+        &["--dataset", "subscribers", "validate", "raw/readings-1.csv"],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stdout(&refused).contains("would be refused: header mismatch"),
+        "{}",
+        stdout(&refused)
+    );
+    assert!(!sb.lake_dir().exists(), "validate writes nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nullable_column_added_to_the_spec_joins_the_table_and_any_other_change_refuses() {
+    let sb = sandbox();
+    run(
+        &sb,
+        &["--dataset", "employees", "load", "raw/employees-1.csv"],
+    );
+    // A nullable column at the end: added to the table, older rows null.
+    let grown = spec_text("landing") + "[[dataset.columns]]\nname = \"email\"\ntype = \"string\"\n";
+    std::fs::write(sb.dir.path().join("grown.toml"), grown).unwrap();
+    sb.file("employees-3.csv", "4,Dana,50000.0,ops,dana@example.com\n");
+    let out = with_spec(
+        &sb,
+        "grown.toml",
+        &["--dataset", "employees", "load", "raw/employees-3.csv"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let read = run_python(
+        "import sys, os\nfrom deltalake import DeltaTable\n\
+         t = DeltaTable(sys.argv[1] + '/employees')\n\
+         print(sorted((r['id'], r['email']) for r in t.to_pyarrow_table().to_pylist()))\n\
+         sys.stdout.flush(); os._exit(0)\n",
+        &[sb.lake_dir().to_str().unwrap()],
+    );
+    assert_eq!(
+        stdout(&read),
+        "[(1, None), (2, None), (4, 'dana@example.com')]\n"
+    );
+    // A type changed: refused before anything is read, naming both definitions.
+    let changed = spec_text("landing").replacen("type = \"double\"", "type = \"decimal(10,2)\"", 1);
+    std::fs::write(sb.dir.path().join("changed.toml"), changed).unwrap();
+    let out = with_spec(
+        &sb,
+        "changed.toml",
+        &["--dataset", "employees", "load", "raw/employees-2.csv"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("table employees does not match the spec: column \"salary\" is double, nullable in the table and decimal(10,2), nullable in the spec"),
+        "{}",
+        stderr(&out)
+    );
+    // Keys changed: refused too.
+    let rekeyed = spec_text("landing").replacen("keys = [\"id\"]", "keys = [\"name\"]", 1);
+    std::fs::write(sb.dir.path().join("rekeyed.toml"), rekeyed).unwrap();
+    let out = deltaload(
+        &sb,
+        &["--spec", "rekeyed.toml", "--dataset", "employees", "status"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the table's keys are [id] and the spec's are [name]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Every fault point of a load into a composite-key dataset with a sequence:
+/// killed there, then run again, the tables equal one clean load.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_readings_load_killed_at_any_step_then_rerun_equals_a_clean_load() {
+    let spec = deltaload_core::Spec::parse(&spec_text("landing"), "spec.toml").unwrap();
+    let clean = {
+        let sb = Sandbox::with_spec(spec.clone());
+        std::fs::write(sb.dir.path().join("spec.toml"), spec_text("landing")).unwrap();
+        sb.file("readings-1.csv", data("readings-1.csv"));
+        sb.file("readings-2.csv", data("readings-2.csv"));
+        run(
+            &sb,
+            &[
+                "--dataset",
+                "readings",
+                "load",
+                "raw/readings-1.csv",
+                "raw/readings-2.csv",
+            ],
+        );
+        sb.state().await
+    };
+    for point in crate::crash::POINTS {
+        let sb = Sandbox::with_spec(spec.clone());
+        std::fs::write(sb.dir.path().join("spec.toml"), spec_text("landing")).unwrap();
+        sb.file("readings-1.csv", data("readings-1.csv"));
+        sb.file("readings-2.csv", data("readings-2.csv"));
+        run(
+            &sb,
+            &["--dataset", "readings", "load", "raw/readings-1.csv"],
+        );
+        let args = [
+            "--spec",
+            "spec.toml",
+            "--dataset",
+            "readings",
+            "load",
+            "raw/readings-2.csv",
+        ];
+        let killed = deltaload(&sb, &args, Some(point));
+        assert!(
+            stderr(&killed).contains("fault injected"),
+            "{point}: {}",
+            stderr(&killed)
+        );
+        let rerun = deltaload(&sb, &args, None);
+        assert_eq!(rerun.status.code(), Some(0), "{point}: {}", stderr(&rerun));
+        assert_eq!(
+            sb.state().await,
+            clean,
+            "{point}: tables differ from a clean load"
+        );
+    }
+}
