@@ -1,6 +1,7 @@
-//! Loading files, in an order that makes every step safe to repeat: rejects
-//! (replaced), orders (MERGE, only newer), reconciliation (replaced), and the
-//! ledger last, so the ledger never claims work that did not finish.
+//! Loading files into a dataset, in an order that makes every step safe to
+//! repeat: rejects (replaced), the dataset's table (MERGE, only newer),
+//! reconciliation (replaced), and the ledger last, so the ledger never claims
+//! work that did not finish.
 //!
 //! Files loaded together share one commit per table. A batch is cut into rounds
 //! that each hold at most one version of a location, in the order given, so that
@@ -9,16 +10,13 @@
 use crate::batches::ReconciliationRow;
 use crate::error::LakeError;
 use crate::ledger::{FileKey, LedgerEntry, LedgerStatus, Seen};
-use crate::merge::MergedFile;
 #[cfg(feature = "faults")]
 use crate::outcome::FaultPoint;
 use crate::outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
-use deltaload_core::{
-    attribute, newest_per_key, read_file, ContentId, MergeCounts, ParsedFile, Reconciliation, Row,
-};
+use deltaload_core::{newest_per_key, read_file, ContentId, ParsedFile, Reconciliation, Row};
 use std::collections::{HashMap, HashSet};
 use tracing::Instrument;
 
@@ -44,11 +42,11 @@ fn now_micros() -> i64 {
 }
 
 /// A file of a round, with its identity.
-struct Candidate<'a> {
-    dataset: &'a str,
-    file: &'a SourceFile,
-    content: ContentId,
-    key: FileKey,
+pub(crate) struct Candidate<'a> {
+    pub dataset: &'a str,
+    pub file: &'a SourceFile,
+    pub content: ContentId,
+    pub key: FileKey,
 }
 
 impl Candidate<'_> {
@@ -71,12 +69,12 @@ impl Candidate<'_> {
 }
 
 /// A file of a round that parsed: its rejects and its newest change per key.
-struct Parsed<'a> {
-    slot: usize,
-    candidate: &'a Candidate<'a>,
-    file: ParsedFile,
-    loaded: u64,
-    newest: Vec<Row>,
+pub(crate) struct Parsed<'a> {
+    pub slot: usize,
+    pub candidate: &'a Candidate<'a>,
+    pub file: ParsedFile,
+    pub loaded: u64,
+    pub newest: Vec<Row>,
 }
 
 impl Lake {
@@ -388,91 +386,6 @@ impl Lake {
             }));
         }
         Ok(())
-    }
-
-    /// MERGEs the files of a round in one commit. Returns each file's counts, and
-    /// whether they were recovered from the commit of an earlier, interrupted load
-    /// (searched for in the orders versions after `resume_from`, when given).
-    async fn merge_round(
-        &mut self,
-        ds: usize,
-        parsed: &[Parsed<'_>],
-        resume_from: Option<Option<u64>>,
-        loaded_at: i64,
-    ) -> Result<(Vec<MergeCounts>, Vec<bool>), LakeError> {
-        let recovered = match resume_from {
-            None => HashMap::new(),
-            Some(from) => {
-                let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
-                self.find_merge_commits(ds, from, &keys).await?
-            }
-        };
-        let mut counts: Vec<Option<MergeCounts>> = parsed
-            .iter()
-            .map(|p| recovered.get(&p.candidate.key).map(|c| c.counts))
-            .collect();
-        let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
-        let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
-        let location = |i: usize| parsed[i].candidate.key.0.as_str();
-        let merged = |i: usize, counts| MergedFile {
-            location: location(i),
-            content_id: &parsed[i].candidate.key.1,
-            counts,
-        };
-        match pending.as_slice() {
-            [] => {}
-            [only] => {
-                // One file: the MERGE's own metrics are its counts.
-                let rows: Vec<(&Row, &str)> = parsed[*only]
-                    .newest
-                    .iter()
-                    .map(|c| (c, location(*only)))
-                    .collect();
-                let files = [merged(*only, None)];
-                counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
-            }
-            many => {
-                // Several files: replay them against the rows they touch, then
-                // merge only the rows that end up changed.
-                let dataset = self.sets[ds].dataset.clone();
-                let mut keys: Vec<Vec<deltaload_core::Value>> = many
-                    .iter()
-                    .flat_map(|&i| parsed[i].newest.iter().map(|r| dataset.key_of(r)))
-                    .collect();
-                keys.sort_unstable();
-                keys.dedup();
-                let current = self.current_rows(ds, &keys).await?;
-                let lists: Vec<Vec<Row>> = many.iter().map(|&i| parsed[i].newest.clone()).collect();
-                let plan = attribute(&dataset, &current, &lists);
-                let rows: Vec<(&Row, &str)> = plan
-                    .winners
-                    .iter()
-                    .map(|(k, c)| (c, location(many[*k])))
-                    .collect();
-                let files: Vec<MergedFile> = many
-                    .iter()
-                    .zip(&plan.per_file)
-                    .map(|(&i, c)| merged(i, Some(*c)))
-                    .collect();
-                let (got, _) = self.merge_target(ds, &rows, &files, loaded_at).await?;
-                if got != plan.expected {
-                    tracing::warn!(
-                        expected_inserted = plan.expected.inserted,
-                        expected_updated = plan.expected.updated,
-                        inserted = got.inserted,
-                        updated = got.updated,
-                        "the MERGE changed other rows than the batch replay planned \
-                         (another writer changed these orders meanwhile?); \
-                         per-file figures follow the replay"
-                    );
-                }
-                for (&i, c) in many.iter().zip(plan.per_file) {
-                    counts[i] = Some(c);
-                }
-            }
-        }
-        let counts = counts.into_iter().map(Option::unwrap_or_default).collect();
-        Ok((counts, was_recovered))
     }
 }
 
