@@ -231,3 +231,49 @@ async fn serve_with_a_spec_killed_at_any_step_then_redelivered_equals_a_clean_ru
         assert_eq!(stack.depth(&stack.dlq_url).await, 0, "{point}");
     }
 }
+
+/// `backfill` announces only what some dataset of the spec loads, and with
+/// `--dataset` only that dataset's objects.
+#[tokio::test(flavor = "multi_thread")]
+async fn backfill_selects_the_objects_of_the_spec_and_of_one_dataset() {
+    const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
+    let stack = Stack::new(5, 30).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, spec_text(&stack.landing)).unwrap();
+    stack
+        .put("netflix/subscribers-1.csv", data("subscribers-1.csv"))
+        .await;
+    stack
+        .put("iot/readings-1.csv", data("readings-1.csv"))
+        .await;
+    stack.put("elsewhere/stray.csv", "anything\n").await;
+    stack.drain(3).await;
+    let (spec, lake, at) = (
+        spec.to_str().unwrap(),
+        stack.lake(),
+        format!("s3://{}", stack.landing),
+    );
+    let backfill = |narrow: &[&str]| {
+        let mut args = vec!["--spec", spec];
+        args.extend_from_slice(narrow);
+        args.extend([
+            "backfill",
+            &at,
+            "--queue",
+            &stack.queue_url,
+            "--lake",
+            &lake,
+            "--dry-run",
+        ]);
+        deltaload_tests::stdout(&stack.cli(EXE, &args))
+    };
+    assert_eq!(
+        backfill(&[]),
+        "3 listed, 2 selected, 0 already loaded, 2 would enqueue, 0 failed\n"
+    );
+    assert_eq!(
+        backfill(&["--dataset", "readings"]),
+        "3 listed, 1 selected, 0 already loaded, 1 would enqueue, 0 failed\n"
+    );
+}

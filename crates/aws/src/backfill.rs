@@ -29,7 +29,8 @@ pub struct BackfillOptions {
 pub struct BackfillReport {
     /// Objects listed under the prefix.
     pub listed: u64,
-    /// Listed objects the selection (--since, --until, --match) kept.
+    /// Listed objects the selection (--since, --until, --match) kept, and
+    /// the lake's datasets would load (under a dataset's source).
     pub selected: u64,
     /// Selected objects the ledger holds with the same ETag (loaded or refused).
     pub already_loaded: u64,
@@ -77,13 +78,23 @@ pub async fn backfill(
         lake.ledger_files(&opts.at.location(&opts.at.prefix))
             .await?
     };
+    // Only what some dataset of the lake loads: the handler refuses the rest
+    // unread, and with --dataset the lake holds that dataset alone.
+    let spec = deltaload_core::Spec {
+        datasets: lake.datasets(),
+    };
+    let routed = |o: &&Listed| spec.route(&opts.at.bucket, &o.key).is_some();
     let mut report = BackfillReport::default();
     let mut lister = Lister::new(s3, &opts.at);
     let mut enqueuer = Enqueuer::new(sqs, &opts.queue_url, opts.rate);
     while let Some(page) = lister.next_page().await? {
         report.listed += page.len() as u64;
         let mut bodies = Vec::new();
-        for object in page.iter().filter(|o| opts.selection.keeps(o)) {
+        for object in page
+            .iter()
+            .filter(|o| opts.selection.keeps(o))
+            .filter(routed)
+        {
             report.selected += 1;
             if !opts.force
                 && held(
