@@ -276,4 +276,32 @@ async fn backfill_selects_the_objects_of_the_spec_and_of_one_dataset() {
         backfill(&["--dataset", "readings"]),
         "3 listed, 1 selected, 0 already loaded, 1 would enqueue, 0 failed\n"
     );
+    // The spec read from S3, as the Lambda reads SpecUri.
+    stack
+        .s3
+        .put_object()
+        .bucket(&stack.lake_bucket)
+        .key("config/spec.toml")
+        .body(spec_text(&stack.landing).into_bytes().into())
+        .send()
+        .await
+        .unwrap();
+    let uri = format!("s3://{}/config/spec.toml", stack.lake_bucket);
+    let checked = stack.cli(EXE, &["spec", "check", &uri]);
+    assert!(
+        deltaload_tests::stdout(&checked).ends_with(&format!("{uri}: 3 dataset(s), valid\n")),
+        "{}{}",
+        deltaload_tests::stdout(&checked),
+        deltaload_tests::stderr(&checked)
+    );
+    let missing = stack.cli(
+        EXE,
+        &["--spec", &format!("{uri}.old"), "status", "--lake", &lake],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        deltaload_tests::stderr(&missing).contains("cannot read the spec s3://"),
+        "{}",
+        deltaload_tests::stderr(&missing)
+    );
 }
