@@ -210,7 +210,9 @@ async fn serve_with_a_spec_killed_at_any_step_then_redelivered_equals_a_clean_ru
             "{point}: {}",
             deltaload_tests::stderr(&killed)
         );
-        for _ in 0..10 {
+        // The messages come back after the 2 s visibility timeout; a loaded
+        // machine may take a few rounds.
+        for _ in 0..30 {
             tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
             let out = serve(&stack, &path, None);
             assert_eq!(

@@ -44,6 +44,14 @@ struct Group<'a> {
     ready: Vec<(&'a Message, std::ops::Range<usize>)>,
 }
 
+impl<'a> Group<'a> {
+    fn add(&mut self, message: &'a Message, files: Vec<SourceFile>) {
+        let start = self.files.len();
+        self.files.extend(files);
+        self.ready.push((message, start..self.files.len()));
+    }
+}
+
 /// Loads the files that messages announce.
 pub struct Handler {
     lake: Mutex<Lake>,
@@ -153,45 +161,7 @@ impl Handler {
         });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
         let retries_before = self.lake.lock().await.commit_retries();
-        // By (force, dataset): the files of messages marked `force` load apart.
-        let mut groups: BTreeMap<(bool, usize), Group> = BTreeMap::new();
-        for message in messages {
-            let span = tracing::info_span!("message", message_id = %message.id);
-            if near() {
-                span.in_scope(|| {
-                    tracing::warn!("invocation deadline near: message left for redelivery")
-                });
-                report.fail(&message.id);
-                continue;
-            }
-            let outcome = AssertUnwindSafe(self.read_message(message, &mut report))
-                .catch_unwind()
-                .instrument(span.clone())
-                .await;
-            let _entered = span.enter();
-            match settle(outcome) {
-                Ok((read, force)) => {
-                    for ds in 0..self.spec.datasets.len() {
-                        let mine: Vec<SourceFile> = read
-                            .iter()
-                            .filter(|(d, _)| *d == ds)
-                            .map(|(_, f)| f.clone())
-                            .collect();
-                        if mine.is_empty() {
-                            continue;
-                        }
-                        let group = groups.entry((force, ds)).or_default();
-                        let start = group.files.len();
-                        group.files.extend(mine);
-                        group.ready.push((message, start..group.files.len()));
-                    }
-                }
-                Err(e) => {
-                    failed(&e);
-                    report.fail(&message.id);
-                }
-            }
-        }
+        let groups = self.read_all(messages, &near, &mut report).await;
         for ((force, ds), group) in &groups {
             if near() {
                 for (message, _) in &group.ready {
@@ -208,19 +178,66 @@ impl Handler {
         }
         let retries = self.lake.lock().await.commit_retries() - retries_before;
         report.retries += retries as usize;
+        self.publish(&mut report);
+        report
+    }
+
+    /// Reads every message's objects (none once the deadline is near), by
+    /// (force, dataset): the files of messages marked `force` load apart.
+    async fn read_all<'m>(
+        &self,
+        messages: &'m [Message],
+        near: &dyn Fn() -> bool,
+        report: &mut BatchReport,
+    ) -> BTreeMap<(bool, usize), Group<'m>> {
+        let mut groups: BTreeMap<(bool, usize), Group> = BTreeMap::new();
+        for message in messages {
+            let span = tracing::info_span!("message", message_id = %message.id);
+            if near() {
+                span.in_scope(|| {
+                    tracing::warn!("invocation deadline near: message left for redelivery")
+                });
+                report.fail(&message.id);
+                continue;
+            }
+            let outcome = AssertUnwindSafe(self.read_message(message, report))
+                .catch_unwind()
+                .instrument(span.clone())
+                .await;
+            let _entered = span.enter();
+            match settle(outcome) {
+                Ok((read, force)) => {
+                    let mut by_dataset: BTreeMap<usize, Vec<SourceFile>> = BTreeMap::new();
+                    for (ds, file) in read {
+                        by_dataset.entry(ds).or_default().push(file);
+                    }
+                    for (ds, files) in by_dataset {
+                        groups.entry((force, ds)).or_default().add(message, files);
+                    }
+                }
+                Err(e) => {
+                    failed(&e);
+                    report.fail(&message.id);
+                }
+            }
+        }
+        groups
+    }
+
+    /// Prints the batch's EMF lines, when asked; with one dataset, a line every
+    /// batch, as a heartbeat.
+    fn publish(&self, report: &mut BatchReport) {
         if let ([only], true) = (self.spec.datasets.as_slice(), report.by_dataset.is_empty()) {
-            // One dataset: a line every batch, as a heartbeat.
             report
                 .by_dataset
                 .insert(only.name.clone(), DatasetFigures::default());
         }
         if let Some(namespace) = &self.metrics {
             let now = chrono::Utc::now().timestamp_millis();
-            for line in crate::metrics::emf_lines(namespace, &report, now) {
+            for line in crate::metrics::emf_lines(namespace, report, now) {
                 println!("{line}");
             }
         }
-        report
     }
 
     async fn load_group(

@@ -46,63 +46,16 @@ pub(crate) fn kernel_schema(name: &TableName) -> Result<StructType, LakeError> {
 /// The table, with the columns the spec added; an error for any other change.
 pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<DeltaTable, LakeError> {
     let label = name.as_str();
-    let wanted = kernel_schema(name)?;
     let url = table.table_url().clone();
     let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
-    let existing = snapshot.schema();
     let refuse = |detail: String| LakeError::SpecChange {
         table: label.clone(),
         detail,
     };
     let metadata = snapshot.metadata();
-    for (key, value) in configuration(name) {
-        let held = metadata.configuration().get(&key);
-        if let (Some(held), Some(value)) = (held, value) {
-            if held != &value {
-                return Err(refuse(format!(
-                    "the table's keys are [{held}] and the spec's are [{value}]"
-                )));
-            }
-        }
-    }
-    for field in existing.fields() {
-        let Some(want) = wanted.fields().find(|w| w.name() == field.name()) else {
-            return Err(refuse(format!(
-                "column {:?} ({}) is in the table but not in the spec",
-                field.name(),
-                describe(field)
-            )));
-        };
-        if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
-            return Err(refuse(format!(
-                "column {:?} is {} in the table and {} in the spec",
-                field.name(),
-                describe(field),
-                describe(want)
-            )));
-        }
-    }
-    let added: Vec<StructField> = wanted
-        .fields()
-        .filter(|w| existing.fields().all(|f| f.name() != w.name()))
-        .cloned()
-        .collect();
-    if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
-        return Err(refuse(format!(
-            "column {:?} ({}) is new and may not be null: rows already in the table have no value \
-             for it; declare it nullable (the default)",
-            required.name(),
-            describe(required)
-        )));
-    }
-    let partitions = partition_columns(name);
-    if matches!(name, TableName::Target(_)) && metadata.partition_columns() != partitions {
-        return Err(refuse(format!(
-            "the table is partitioned by [{}] and the spec says partition_by = [{}]",
-            metadata.partition_columns().join(", "),
-            partitions.join(", ")
-        )));
-    }
+    check_keys_and_partitions(name, metadata.configuration(), metadata.partition_columns())
+        .map_err(refuse)?;
+    let added = added_columns(&snapshot.schema(), &kernel_schema(name)?).map_err(refuse)?;
     if added.is_empty() {
         return Ok(table);
     }
@@ -113,6 +66,68 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
         .with_fields(added)
         .await
         .map_err(LakeError::delta(&label, &url))
+}
+
+/// The keys recorded in the table's properties and its partition columns
+/// against the spec's; what differs, in words.
+fn check_keys_and_partitions(
+    name: &TableName,
+    properties: &std::collections::HashMap<String, String>,
+    partitioned_by: &[String],
+) -> Result<(), String> {
+    for (key, value) in configuration(name) {
+        if let (Some(held), Some(value)) = (properties.get(&key), value) {
+            if held != &value {
+                return Err(format!(
+                    "the table's keys are [{held}] and the spec's are [{value}]"
+                ));
+            }
+        }
+    }
+    let partitions = partition_columns(name);
+    if matches!(name, TableName::Target(_)) && partitioned_by != partitions {
+        return Err(format!(
+            "the table is partitioned by [{}] and the spec says partition_by = [{}]",
+            partitioned_by.join(", "),
+            partitions.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The spec's columns the table lacks (all nullable); what differs otherwise, in words.
+fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<StructField>, String> {
+    for field in existing.fields() {
+        let Some(want) = wanted.fields().find(|w| w.name() == field.name()) else {
+            return Err(format!(
+                "column {:?} ({}) is in the table but not in the spec",
+                field.name(),
+                describe(field)
+            ));
+        };
+        if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
+            return Err(format!(
+                "column {:?} is {} in the table and {} in the spec",
+                field.name(),
+                describe(field),
+                describe(want)
+            ));
+        }
+    }
+    let added: Vec<StructField> = wanted
+        .fields()
+        .filter(|w| existing.fields().all(|f| f.name() != w.name()))
+        .cloned()
+        .collect();
+    if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
+        return Err(format!(
+            "column {:?} ({}) is new and may not be null: rows already in the table have no value \
+             for it; declare it nullable (the default)",
+            required.name(),
+            describe(required)
+        ));
+    }
+    Ok(added)
 }
 
 fn describe(field: &StructField) -> String {
@@ -128,8 +143,54 @@ fn describe(field: &StructField) -> String {
 mod tests {
     use crate::schema::TableName;
     use crate::{lake_url, Lake};
+    use deltalake::arrow::datatypes::{DataType, Field, Schema};
     use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
     use deltalake::kernel::StructType;
+
+    fn schema(fields: &[(&str, DataType, bool)]) -> StructType {
+        let fields: Vec<Field> = fields
+            .iter()
+            .map(|(n, t, null)| Field::new(*n, t.clone(), *null))
+            .collect();
+        (&Schema::new(fields)).try_into_kernel().unwrap()
+    }
+
+    #[test]
+    fn only_new_nullable_columns_are_added_and_every_other_change_is_named() {
+        use super::added_columns;
+        let table = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+        ]);
+        let grown = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+            ("email", DataType::Utf8, true),
+        ]);
+        let added = added_columns(&table, &grown).unwrap();
+        assert_eq!(
+            added.iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+            ["email"]
+        );
+        assert!(added_columns(&table, &table).unwrap().is_empty());
+        let retyped = schema(&[("id", DataType::Int64, false), ("v", DataType::Utf8, true)]);
+        assert_eq!(
+            added_columns(&table, &retyped).unwrap_err(),
+            "column \"v\" is double, nullable in the table and string, nullable in the spec"
+        );
+        let dropped = schema(&[("id", DataType::Int64, false)]);
+        assert!(added_columns(&table, &dropped)
+            .unwrap_err()
+            .contains("in the table but not in the spec"));
+        let required = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+            ("n", DataType::Int64, false),
+        ]);
+        assert!(added_columns(&table, &required)
+            .unwrap_err()
+            .contains("may not be null"));
+    }
 
     /// A lake written before datasets had no `dataset` column in its ledger:
     /// opening it adds the column, and the old rows read null.

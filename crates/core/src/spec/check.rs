@@ -51,54 +51,13 @@ impl Spec {
 }
 
 fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
-    let name = d.name.get_ref();
-    let err = |span: std::ops::Range<usize>, m: String| src.error(Some(span), m);
-    if !valid_name(name) {
-        return Err(err(d.name.span(), format!("dataset name {name:?} must be a lower-case letter then lower-case letters, digits or _ (it names the table)")));
-    }
-    if RESERVED_NAMES.contains(&name.as_str()) || name.starts_with("rejected_") {
-        return Err(err(d.name.span(), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*): choose another")));
-    }
+    let name = dataset_name(src, &d.name)?;
     let source = match &d.source {
         Some(s) => Some(source(src, s)?),
         None => None,
     };
-    if d.columns.is_empty() {
-        return Err(err(d.name.span(), format!("dataset {name:?} declares no columns: add [[dataset.columns]] tables with name and type")));
-    }
-    let mut columns: Vec<Column> = Vec::new();
-    for c in &d.columns {
-        let column = column(src, c.get_ref())?;
-        if columns.iter().any(|o| o.name == column.name) {
-            return Err(err(
-                c.get_ref().name.span(),
-                format!(
-                    "column {:?} is declared twice in dataset {name:?}",
-                    column.name
-                ),
-            ));
-        }
-        columns.push(column);
-    }
-    let keys = resolve(src, name, &columns, &d.keys, "key")?;
-    if keys.is_empty() {
-        return Err(err(
-            d.keys.span(),
-            format!("dataset {name:?} has no keys: name one or more columns that identify a row"),
-        ));
-    }
-    let sequence_by = optional(&d.sequence_by, |n| {
-        resolve(src, name, &columns, n, "sequence_by")
-    })?;
-    if let Some(&i) = keys.iter().find(|&&i| columns[i].ty == ColumnType::Double) {
-        return Err(err(d.keys.span(), format!("key column {:?} is a double, which cannot be compared exactly: use decimal or bigint", columns[i].name)));
-    }
-    if let (Some(raw), Some(&i)) = (
-        &d.sequence_by,
-        sequence_by.iter().find(|i| keys.contains(i)),
-    ) {
-        return Err(err(raw.span(), format!("column {:?} is both a key and a sequence column: a sequence orders the changes of one key", columns[i].name)));
-    }
+    let mut columns = declared_columns(src, d)?;
+    let (keys, sequence_by) = key_and_sequence(src, d, &columns)?;
     for &i in keys.iter().chain(&sequence_by) {
         columns[i].nullable = false;
     }
@@ -112,31 +71,9 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
             .iter()
             .find(|&&i| columns[i].ty == ColumnType::Double),
     ) {
-        return Err(err(raw.span(), format!("partition column {:?} is a double: partition by a string, integer, date or boolean column", columns[i].name)));
+        return Err(src.error(Some(raw.span()), format!("partition column {:?} is a double: partition by a string, integer, date or boolean column", columns[i].name)));
     }
-    let tie_break = match &d.tie_break {
-        Some(raw) => {
-            let ties = resolve(src, name, &columns, raw, "tie_break")?;
-            if let Some(&i) = ties
-                .iter()
-                .find(|i| keys.contains(i) || sequence_by.contains(i))
-            {
-                return Err(err(
-                    raw.span(),
-                    format!(
-                        "tie_break column {:?} is a key or sequence column: list the other columns",
-                        columns[i].name
-                    ),
-                ));
-            }
-            ties
-        }
-        None => update
-            .iter()
-            .copied()
-            .filter(|i| !sequence_by.contains(i))
-            .collect(),
-    };
+    let tie_break = tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
     Ok(Dataset {
         name: name.clone(),
         source,
@@ -148,6 +85,104 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         partition_by,
         csv: csv(src, d.csv.as_ref())?,
     })
+}
+
+/// A dataset's name, checked: it names tables.
+fn dataset_name<'a>(src: &Source<'_>, raw: &'a Spanned<String>) -> Result<&'a String, SpecError> {
+    let name = raw.get_ref();
+    if !valid_name(name) {
+        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} must be a lower-case letter then lower-case letters, digits or _ (it names the table)")));
+    }
+    if RESERVED_NAMES.contains(&name.as_str()) || name.starts_with("rejected_") {
+        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*): choose another")));
+    }
+    Ok(name)
+}
+
+/// The declared columns, each name once.
+fn declared_columns(src: &Source<'_>, d: &RawDataset) -> Result<Vec<Column>, SpecError> {
+    let name = d.name.get_ref();
+    if d.columns.is_empty() {
+        return Err(src.error(Some(d.name.span()), format!("dataset {name:?} declares no columns: add [[dataset.columns]] tables with name and type")));
+    }
+    let mut columns: Vec<Column> = Vec::new();
+    for c in &d.columns {
+        let column = column(src, c.get_ref())?;
+        if columns.iter().any(|o| o.name == column.name) {
+            return Err(src.error(
+                Some(c.get_ref().name.span()),
+                format!(
+                    "column {:?} is declared twice in dataset {name:?}",
+                    column.name
+                ),
+            ));
+        }
+        columns.push(column);
+    }
+    Ok(columns)
+}
+
+/// The key columns (one at least, no double) and the sequence columns (no key among them).
+fn key_and_sequence(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+) -> Result<(Vec<usize>, Vec<usize>), SpecError> {
+    let name = d.name.get_ref();
+    let keys = resolve(src, name, columns, &d.keys, "key")?;
+    let err = |span: std::ops::Range<usize>, m: String| src.error(Some(span), m);
+    if keys.is_empty() {
+        return Err(err(
+            d.keys.span(),
+            format!("dataset {name:?} has no keys: name one or more columns that identify a row"),
+        ));
+    }
+    if let Some(&i) = keys.iter().find(|&&i| columns[i].ty == ColumnType::Double) {
+        return Err(err(d.keys.span(), format!("key column {:?} is a double, which cannot be compared exactly: use decimal or bigint", columns[i].name)));
+    }
+    let sequence_by = optional(&d.sequence_by, |n| {
+        resolve(src, name, columns, n, "sequence_by")
+    })?;
+    if let (Some(raw), Some(&i)) = (
+        &d.sequence_by,
+        sequence_by.iter().find(|i| keys.contains(i)),
+    ) {
+        return Err(err(raw.span(), format!("column {:?} is both a key and a sequence column: a sequence orders the changes of one key", columns[i].name)));
+    }
+    Ok((keys, sequence_by))
+}
+
+/// The tie-break columns: as declared (no key or sequence column), else the
+/// update columns other than the sequence ones.
+fn tie_break(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+    keys: &[usize],
+    sequence_by: &[usize],
+    update: &[usize],
+) -> Result<Vec<usize>, SpecError> {
+    let Some(raw) = &d.tie_break else {
+        return Ok(update
+            .iter()
+            .copied()
+            .filter(|i| !sequence_by.contains(i))
+            .collect());
+    };
+    let ties = resolve(src, d.name.get_ref(), columns, raw, "tie_break")?;
+    if let Some(&i) = ties
+        .iter()
+        .find(|i| keys.contains(i) || sequence_by.contains(i))
+    {
+        return Err(src.error(
+            Some(raw.span()),
+            format!(
+                "tie_break column {:?} is a key or sequence column: list the other columns",
+                columns[i].name
+            ),
+        ));
+    }
+    Ok(ties)
 }
 
 fn optional(
