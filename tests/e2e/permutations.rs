@@ -61,7 +61,7 @@ fn expected(files: &[String]) -> Vec<Vec<String>> {
                 text(&c[1]),
                 text(&c[2]),
                 match c[3] {
-                    Value::Decimal(a) => format!("{}.{:02}", a / 100, a % 100),
+                    Value::Decimal(a) => format!("{}.{:02}", a.get() / 100, a.get() % 100),
                     _ => "NULL".to_string(),
                 },
                 "EUR".to_string(),

@@ -71,29 +71,26 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, String> 
     if significant.len() > usize::from(precision - scale) {
         return Err(doesnt_fit());
     }
-    // At most 38 digits in all: fits an i128.
-    let padded = format!(
-        "{significant}{frac}{}",
-        "0".repeat(usize::from(scale) - frac.len())
-    );
-    let digits = padded.trim_start_matches('0');
-    let magnitude: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().map_err(|_| doesnt_fit())?
-    };
+    // At most 38 digits in all: fits an i128; no text is built.
+    let mut magnitude: i128 = 0;
+    for digit in significant.bytes().chain(frac.bytes()) {
+        magnitude = magnitude * 10 + i128::from(digit - b'0');
+    }
+    magnitude *= 10i128.pow(u32::from(scale) - frac.len() as u32);
     Ok(if negative { -magnitude } else { magnitude })
 }
 
 /// `true`, `false`, `1` or `0`, in any case.
 pub fn parse_boolean(s: &str) -> Result<bool, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        _ => Err(format!(
+    if s == "1" || s.eq_ignore_ascii_case("true") {
+        Ok(true)
+    } else if s == "0" || s.eq_ignore_ascii_case("false") {
+        Ok(false)
+    } else {
+        Err(format!(
             "{} is not a boolean (true, false, 1 or 0)",
             shown(s)
-        )),
+        ))
     }
 }
 

@@ -41,4 +41,4 @@ pub use reader::{read_file, ParsedFile, Reject};
 pub use reconcile::{MergeCounts, Reconciliation};
 pub use record::RejectReason;
 pub use spec::{Column, ColumnType, Dataset, Spec, SpecError};
-pub use value::{Row, Value};
+pub use value::{Row, Units, Value};

@@ -326,7 +326,7 @@ mod tests {
                 last = r.line;
             }
             for c in &parsed.changes {
-                let fits = match &c[3] { Value::Decimal(a) => a.abs() < 10_000_000_000, other => other.is_null() };
+                let fits = match &c[3] { Value::Decimal(a) => a.get().abs() < 10_000_000_000, other => other.is_null() };
                 proptest::prop_assert!(fits, "amount {:?}", c[3]);
             }
         }

@@ -53,7 +53,7 @@ impl Column {
             ColumnType::Bigint => Value::Int(parse_integer(text, 64)?),
             ColumnType::Double => Value::Double(parse_double(text)?),
             ColumnType::Decimal { precision, scale } => {
-                Value::Decimal(parse_decimal(text, precision, scale)?)
+                Value::Decimal(parse_decimal(text, precision, scale)?.into())
             }
             ColumnType::Date => Value::Date(parse_day(text, self.format.as_deref())?),
             ColumnType::Timestamp => {
@@ -118,7 +118,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(ok[0], Value::Int(1001));
-        assert_eq!(ok[3], Value::Decimal(2550));
+        assert_eq!(ok[3], Value::Decimal(2550.into()));
         let empty = parse(&["1", "", "", "", "", "", "2026-10-01T09:15:00"]).unwrap();
         assert_eq!(
             &empty[1..6],

@@ -86,13 +86,13 @@ impl Lake {
         Ok(current)
     }
 
-    /// Fails when a key of this load (`keys`) appears twice in the dataset's table.
+    /// Fails when a key of this load's `rows` appears twice in the dataset's table.
     pub(crate) async fn check_unique_keys(
         &mut self,
         ds: usize,
-        keys: &[Vec<Value>],
+        rows: &[&Row],
     ) -> Result<(), LakeError> {
-        if keys.is_empty() {
+        if rows.is_empty() {
             return Ok(());
         }
         let dataset = self.sets[ds].dataset.clone();
@@ -101,7 +101,7 @@ impl Lake {
         let (sql, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
                 // The same ranges as the MERGE's: the files it skipped are not read here either.
-                let ids = integers(keys.iter().map(|k| &k[0]));
+                let ids = integers(rows.iter().map(|r| &r[dataset.keys[0]]));
                 let ranges = batch_ranges(&ids);
                 let (min, max) = (
                     ranges.first().map_or(0, |r| r.0),
@@ -116,7 +116,8 @@ impl Lake {
                 )
             }
             _ => {
-                self.register_keys(&dataset, keys)?;
+                let keys: Vec<Vec<Value>> = rows.iter().map(|r| dataset.key_of(r)).collect();
+                self.register_keys(&dataset, &keys)?;
                 let key_columns: Vec<String> = dataset
                     .keys
                     .iter()

@@ -343,11 +343,8 @@ impl Lake {
             .merge_round(ds, &parsed, resume_from, loaded_at)
             .await?;
         step!(opts, started, AfterOrders, "after-orders");
-        let keys: Vec<Vec<deltaload_core::Value>> = parsed
-            .iter()
-            .flat_map(|p| p.newest.iter().map(|r| dataset.key_of(r)))
-            .collect();
-        self.check_unique_keys(ds, &keys).await?;
+        let loaded_rows: Vec<&Row> = parsed.iter().flat_map(|p| &p.newest).collect();
+        self.check_unique_keys(ds, &loaded_rows).await?;
         let orders_version = self.sets[ds].target.version();
         let mut rows = Vec::with_capacity(parsed.len());
         for (p, counts) in parsed.iter().zip(&counts) {

@@ -39,7 +39,7 @@ pub(crate) fn array<'a>(ty: ColumnType, values: impl Iterator<Item = &'a Value>)
         }))),
         ColumnType::Decimal { .. } => Arc::new(
             Decimal128Array::from_iter(values.map(|v| match v {
-                Value::Decimal(d) => Some(*d),
+                Value::Decimal(d) => Some(d.get()),
                 _ => None,
             }))
             .with_data_type(arrow_type(ty)),
@@ -104,7 +104,7 @@ pub(crate) fn read(
                 .as_primitive_opt::<Decimal128Type>()
                 .ok_or_else(unexpected)?;
             (0..n)
-                .map(|i| wrap(i, Value::Decimal(p.value(i))))
+                .map(|i| wrap(i, Value::Decimal(p.value(i).into())))
                 .collect()
         }
         ColumnType::Date => {
@@ -139,7 +139,7 @@ mod tests {
                     precision: 38,
                     scale: 4,
                 },
-                Value::Decimal(-12_345),
+                Value::Decimal((-12_345).into()),
             ),
             (ColumnType::Date, Value::Date(-3)),
             (
