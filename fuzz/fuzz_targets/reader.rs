@@ -5,7 +5,7 @@
 //! most one change per key.
 #![no_main]
 
-use deltaload_core::{compression, newest_per_key, read_file, Dataset, Spec};
+use deltaload_core::{compression, newest_of, read_file, Dataset, Spec};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -84,12 +84,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(!reject.reason.is_empty());
         last = reject.line;
     }
-    for row in &file.changes {
+    for row in file.changes.iter() {
         assert_eq!(row.len(), dataset.columns.len());
         assert!(dataset.keys.iter().all(|&k| !row[k].is_null()), "a null key");
     }
-    let newest = newest_per_key(dataset, file.changes.iter().cloned());
-    let mut keys: Vec<_> = newest.iter().map(|r| dataset.key_of(r)).collect();
+    let newest = newest_of(dataset, &file.changes);
+    let mut keys: Vec<_> = newest.iter().map(|&i| dataset.key_of(file.changes.row(i))).collect();
     let before = keys.len();
     keys.sort();
     keys.dedup();

@@ -45,9 +45,10 @@ fn scenario() -> impl Strategy<Value = (Vec<String>, Vec<usize>)> {
 fn expected(files: &[String]) -> Vec<Vec<String>> {
     let orders = Dataset::orders();
     let changes = files.iter().flat_map(|f| {
-        read_file(&orders, f.as_bytes())
+        let changes = read_file(&orders, f.as_bytes())
             .expect("valid header")
-            .changes
+            .changes;
+        changes.iter().map(<[Value]>::to_vec).collect::<Vec<_>>()
     });
     newest_per_key(&orders, changes)
         .into_iter()

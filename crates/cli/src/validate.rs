@@ -2,7 +2,7 @@
 
 use crate::args::ValidateArgs;
 use crate::output::out;
-use deltaload_core::{newest_per_key, read_file, Spec};
+use deltaload_core::{newest_of, read_file, Spec};
 use std::process::ExitCode;
 
 pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
@@ -27,7 +27,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
             }
         };
         let loaded = parsed.changes.len();
-        let distinct = newest_per_key(dataset, parsed.changes).len();
+        let distinct = newest_of(dataset, &parsed.changes).len();
         out!(
             "{shown}: {} records, {loaded} valid, {} rejected, {} duplicate keys (dataset {})",
             loaded + parsed.rejects.len(),

@@ -28,8 +28,8 @@ pub struct Attribution {
 impl Dataset {
     /// `held` after an update by `change`: its update columns (sequence
     /// columns among them) take the change's values, the others stay.
-    pub fn updated(&self, held: &Row, change: &Row) -> Row {
-        let mut row = held.clone();
+    pub fn updated(&self, held: &[Value], change: &[Value]) -> Row {
+        let mut row = held.to_vec();
         for &i in &self.update {
             row[i] = change[i].clone();
         }

@@ -133,7 +133,8 @@ mod tests {
         let spec = |encoding: &str| {
             Spec::parse(&format!("[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\n[dataset.csv]\nencoding = \"{encoding}\"\n[[dataset.columns]]\nname = \"k\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"city\"\ntype = \"string\"\n"), "t.toml").unwrap().datasets.remove(0)
         };
-        let city = |d: &Dataset, bytes: &[u8]| read_file(d, bytes).unwrap().changes[0][1].as_text();
+        let city =
+            |d: &Dataset, bytes: &[u8]| read_file(d, bytes).unwrap().changes.row(0)[1].as_text();
         let utf16 = spec("utf-16");
         assert_eq!(
             city(&utf16, &utf16le("k,city\r\n1,Köln\r\n")).as_deref(),

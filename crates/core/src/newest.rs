@@ -3,27 +3,41 @@
 //! gives the same table. Without a sequence the later record wins.
 
 use crate::spec::Dataset;
-use crate::value::Row;
+use crate::value::{Row, Rows, Value};
 use std::cmp::Ordering;
 
 /// Keeps the winning change of each key, sorted by key.
-///
-/// The changes are sorted by key (stably: file order stays within a key) and
-/// each run of one key folded into its winner, so no key is copied and no
-/// hash table built: at a million changes this is the bulk of a load's work
-/// outside the MERGE.
 pub fn newest_per_key(dataset: &Dataset, changes: impl IntoIterator<Item = Row>) -> Vec<Row> {
-    let mut rows: Vec<Row> = changes.into_iter().collect();
-    rows.sort_by(|a, b| dataset.key_cmp(a, b));
-    let mut out: Vec<Row> = Vec::with_capacity(rows.len());
-    for row in rows {
+    let rows: Vec<Row> = changes.into_iter().collect();
+    let winners = newest_indices(dataset, rows.len(), |i| &rows[i]);
+    let mut rows: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+    winners.into_iter().filter_map(|i| rows[i].take()).collect()
+}
+
+/// The winning change of each key among `rows`, as indexes sorted by key.
+pub fn newest_of(dataset: &Dataset, rows: &Rows) -> Vec<usize> {
+    newest_indices(dataset, rows.len(), |i| rows.row(i))
+}
+
+/// The indexes of the winners among `n` rows, sorted by key. The indexes are
+/// sorted by key (stably: file order stays within a key) and each run of one
+/// key folded into its winner: no key is copied and no hash table built.
+fn newest_indices<'a>(
+    dataset: &Dataset,
+    n: usize,
+    row: impl Fn(usize) -> &'a [Value],
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| dataset.key_cmp(row(a), row(b)));
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    for i in order {
         match out.last_mut() {
-            Some(kept) if dataset.key_cmp(kept, &row) == Ordering::Equal => {
-                if dataset.replaces(&row, kept) {
-                    *kept = row;
+            Some(kept) if dataset.key_cmp(row(*kept), row(i)) == Ordering::Equal => {
+                if dataset.replaces(row(i), row(*kept)) {
+                    *kept = i;
                 }
             }
-            _ => out.push(row),
+            _ => out.push(i),
         }
     }
     out.shrink_to_fit();
@@ -32,7 +46,7 @@ pub fn newest_per_key(dataset: &Dataset, changes: impl IntoIterator<Item = Row>)
 
 impl Dataset {
     /// Two rows' keys compared, column by column.
-    pub fn key_cmp(&self, a: &Row, b: &Row) -> Ordering {
+    pub fn key_cmp(&self, a: &[Value], b: &[Value]) -> Ordering {
         self.keys
             .iter()
             .map(|&k| a[k].cmp(&b[k]))
@@ -45,7 +59,6 @@ impl Dataset {
 mod tests {
     use super::*;
     use crate::spec::Spec;
-    use crate::value::Value;
     use proptest::prelude::*;
 
     fn change(id: i64, updated: i64, status: Option<&str>) -> Row {

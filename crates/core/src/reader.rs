@@ -3,9 +3,9 @@
 //! line number, raw text and reason.
 
 use crate::contract::{check_header, HeaderMismatch};
-use crate::record::{parse_record, RejectReason};
+use crate::record::{parse_into, RejectReason};
 use crate::spec::{Dataset, HeaderMode};
-use crate::value::Row;
+use crate::value::Rows;
 use std::borrow::Cow;
 
 /// A record that did not parse, kept with its raw text.
@@ -25,7 +25,7 @@ pub struct Reject {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParsedFile {
     /// Records that parsed, in file order.
-    pub changes: Vec<Row>,
+    pub changes: Rows,
     /// Records that did not.
     pub rejects: Vec<Reject>,
 }
@@ -60,7 +60,10 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
         .delimiter(dataset.csv.field_delimiter)
         .from_reader(body);
     let mut record = csv::ByteRecord::new();
-    let mut parsed = ParsedFile::default();
+    let mut parsed = ParsedFile {
+        changes: Rows::new(dataset.columns.len()),
+        rejects: Vec::new(),
+    };
     let mut positions: Option<Vec<usize>> = match dataset.csv.header {
         HeaderMode::None => Some(check_header(dataset, Some(&[]))?),
         _ => None,
@@ -97,14 +100,19 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
-        match decode(&record).and_then(|fields| parse_record(dataset, &fields, at)) {
-            Ok(row) => parsed.changes.push(row),
-            Err(reason) => parsed.rejects.push(Reject {
-                line,
-                raw: raw_text(body, first, end),
-                key: key_text(dataset, &record, at),
-                reason: reason.to_string(),
-            }),
+        let values = parsed.changes.values_mut();
+        let before = values.len();
+        match decode(&record).and_then(|fields| parse_into(dataset, &fields, at, values)) {
+            Ok(()) => {}
+            Err(reason) => {
+                values.truncate(before);
+                parsed.rejects.push(Reject {
+                    line,
+                    raw: raw_text(body, first, end),
+                    key: key_text(dataset, &record, at),
+                    reason: reason.to_string(),
+                })
+            }
         }
     }
     if positions.is_none() {
@@ -240,8 +248,8 @@ mod tests {
                       2,\"x\ny\",placed,bad,EUR,,2026-10-01T00:00:00\n",
         );
         assert_eq!(p.changes.len(), 1);
-        assert_eq!(p.changes[0][1], text("C,1"));
-        assert_eq!(p.changes[0][2], text("said \"hi\"\nthen left"));
+        assert_eq!(p.changes.row(0)[1], text("C,1"));
+        assert_eq!(p.changes.row(0)[2], text("said \"hi\"\nthen left"));
         assert_eq!(p.rejects[0].line, 4);
         assert_eq!(
             p.rejects[0].raw,
@@ -267,7 +275,7 @@ mod tests {
         bytes.extend_from_slice(b"4,\"C,placed,1.00,EUR,,2026-10-01T00:00:00\n");
         let p = read_changes(&bytes).unwrap();
         assert_eq!(p.changes.len(), 1, "the NUL byte is data, not an error");
-        assert_eq!(p.changes[0][1], text("C\0"));
+        assert_eq!(p.changes.row(0)[1], text("C\0"));
         let reasons: Vec<&str> = p.rejects.iter().map(|r| r.reason.as_str()).collect();
         assert_eq!(reasons.len(), 3, "{reasons:?}");
         assert!(reasons[0].contains("8 fields"));
@@ -325,7 +333,7 @@ mod tests {
                 proptest::prop_assert!(!r.reason.is_empty());
                 last = r.line;
             }
-            for c in &parsed.changes {
+            for c in parsed.changes.iter() {
                 let fits = match &c[3] { Value::Decimal(a) => a.get().abs() < 10_000_000_000, other => other.is_null() };
                 proptest::prop_assert!(fits, "amount {:?}", c[3]);
             }

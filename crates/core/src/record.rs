@@ -70,13 +70,25 @@ pub fn parse_record(
     fields: &[&str],
     positions: &[usize],
 ) -> Result<Row, RejectReason> {
+    let mut row = Vec::with_capacity(dataset.columns.len());
+    parse_into(dataset, fields, positions, &mut row)?;
+    Ok(row)
+}
+
+/// [`parse_record`] appending the row's values to `out`; on error some of
+/// them may have been appended (the caller truncates).
+pub fn parse_into(
+    dataset: &Dataset,
+    fields: &[&str],
+    positions: &[usize],
+    out: &mut Vec<Value>,
+) -> Result<(), RejectReason> {
     if fields.len() != positions.len() {
         return Err(RejectReason::FieldCount {
             found: fields.len(),
             expected: positions.len(),
         });
     }
-    let mut row = Vec::with_capacity(dataset.columns.len());
     for (column, &at) in dataset.columns.iter().zip(positions) {
         let text = fields[at];
         if dataset.csv.null_if.iter().any(|n| n == text) {
@@ -86,15 +98,15 @@ pub fn parse_record(
                     text: text.to_string(),
                 });
             }
-            row.push(Value::Null);
+            out.push(Value::Null);
             continue;
         }
-        row.push(column.parse(text).map_err(|detail| RejectReason::Column {
+        out.push(column.parse(text).map_err(|detail| RejectReason::Column {
             name: column.name.clone(),
             detail,
         })?);
     }
-    Ok(row)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -132,6 +132,48 @@ impl Hash for Value {
 /// One record: a value per column of its dataset, in declared order.
 pub type Row = Vec<Value>;
 
+/// Many records of one dataset, their values side by side in one vector: no
+/// allocation per record, and the records of a file lie together in memory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rows {
+    width: usize,
+    values: Vec<Value>,
+}
+
+impl Rows {
+    /// No records yet, of `width` values each.
+    pub fn new(width: usize) -> Self {
+        Self {
+            width,
+            values: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Record `i`.
+    pub fn row(&self, i: usize) -> &[Value] {
+        &self.values[i * self.width..(i + 1) * self.width]
+    }
+
+    /// Every record, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[Value]> {
+        self.values.chunks_exact(self.width.max(1))
+    }
+
+    /// Where the next record's values go: push exactly `width` of them, or
+    /// truncate back to the length this returns.
+    pub fn values_mut(&mut self) -> &mut Vec<Value> {
+        &mut self.values
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ fn batch(name: &TableName, columns: Vec<ArrayRef>) -> Result<RecordBatch, LakeEr
 /// Changes, each with the file it comes from, as rows of the dataset's table.
 pub(crate) fn target(
     dataset: &Arc<Dataset>,
-    rows: &[(&Row, &str)],
+    rows: &[(&[Value], &str)],
     loaded_at: i64,
 ) -> Result<RecordBatch, LakeError> {
     let n = rows.len();

@@ -90,7 +90,7 @@ impl Lake {
     pub(crate) async fn check_unique_keys(
         &mut self,
         ds: usize,
-        rows: &[&Row],
+        rows: &[&[Value]],
     ) -> Result<(), LakeError> {
         if rows.is_empty() {
             return Ok(());

@@ -16,7 +16,7 @@ use crate::outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
-use deltaload_core::{newest_per_key, read_file, ContentId, ParsedFile, Reconciliation, Row};
+use deltaload_core::{newest_of, read_file, ContentId, ParsedFile, Reconciliation, Value};
 use std::collections::{HashMap, HashSet};
 use tracing::Instrument;
 
@@ -74,7 +74,15 @@ pub(crate) struct Parsed<'a> {
     pub candidate: &'a Candidate<'a>,
     pub file: ParsedFile,
     pub loaded: u64,
-    pub newest: Vec<Row>,
+    /// The newest change of each key: indexes into `file.changes`, by key.
+    pub newest: Vec<usize>,
+}
+
+impl Parsed<'_> {
+    /// The newest change of each key, by key.
+    pub fn rows(&self) -> impl Iterator<Item = &[Value]> {
+        self.newest.iter().map(|&i| self.file.changes.row(i))
+    }
 }
 
 impl Lake {
@@ -275,11 +283,11 @@ impl Lake {
                 continue;
             }
             match read_file(&dataset, &candidate.file.bytes) {
-                Ok(mut file) => {
+                Ok(file) => {
                     let loaded = file.changes.len() as u64;
-                    // Moved, not copied: the parsed records are freed here and
-                    // only the newest change per key stays for the MERGE.
-                    let newest = newest_per_key(&dataset, std::mem::take(&mut file.changes));
+                    // The records stay where they were parsed; the MERGE reads
+                    // the newest change of each key through these indexes.
+                    let newest = newest_of(&dataset, &file.changes);
                     parsed.push(Parsed {
                         slot,
                         candidate,
@@ -343,7 +351,7 @@ impl Lake {
             .merge_round(ds, &parsed, resume_from, loaded_at)
             .await?;
         step!(opts, started, AfterOrders, "after-orders");
-        let loaded_rows: Vec<&Row> = parsed.iter().flat_map(|p| &p.newest).collect();
+        let loaded_rows: Vec<&[Value]> = parsed.iter().flat_map(|p| p.rows()).collect();
         self.check_unique_keys(ds, &loaded_rows).await?;
         let orders_version = self.sets[ds].target.version();
         let mut rows = Vec::with_capacity(parsed.len());

@@ -12,7 +12,7 @@ use crate::schema::quoted;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::kernel::transaction::CommitProperties;
-use deltaload_core::{attribute, Dataset, MergeCounts, Row};
+use deltaload_core::{attribute, Dataset, MergeCounts, Row, Value};
 use serde_json::json;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -72,7 +72,7 @@ impl Lake {
     pub(crate) async fn merge_target(
         &mut self,
         ds: usize,
-        rows: &[(&Row, &str)],
+        rows: &[(&[Value], &str)],
         files: &[MergedFile<'_>],
         loaded_at: i64,
     ) -> Result<(MergeCounts, Option<u64>), LakeError> {
@@ -185,11 +185,8 @@ impl Lake {
             [] => {}
             [only] => {
                 // One file: the MERGE's own metrics are its counts.
-                let rows: Vec<(&Row, &str)> = parsed[*only]
-                    .newest
-                    .iter()
-                    .map(|c| (c, location(*only)))
-                    .collect();
+                let rows: Vec<(&[Value], &str)> =
+                    parsed[*only].rows().map(|c| (c, location(*only))).collect();
                 let files = [merged(*only, None)];
                 counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
             }
@@ -197,19 +194,22 @@ impl Lake {
                 // Several files: replay them against the rows they touch, then
                 // merge only the rows that end up changed.
                 let dataset = self.sets[ds].dataset.clone();
-                let mut keys: Vec<Vec<deltaload_core::Value>> = many
+                let mut keys: Vec<Vec<Value>> = many
                     .iter()
-                    .flat_map(|&i| parsed[i].newest.iter().map(|r| dataset.key_of(r)))
+                    .flat_map(|&i| parsed[i].rows().map(|r| dataset.key_of(r)))
                     .collect();
                 keys.sort_unstable();
                 keys.dedup();
                 let current = self.current_rows(ds, &keys).await?;
-                let lists: Vec<Vec<Row>> = many.iter().map(|&i| parsed[i].newest.clone()).collect();
+                let lists: Vec<Vec<Row>> = many
+                    .iter()
+                    .map(|&i| parsed[i].rows().map(<[Value]>::to_vec).collect())
+                    .collect();
                 let plan = attribute(&dataset, &current, &lists);
-                let rows: Vec<(&Row, &str)> = plan
+                let rows: Vec<(&[Value], &str)> = plan
                     .winners
                     .iter()
-                    .map(|(k, c)| (c, location(many[*k])))
+                    .map(|(k, c)| (c.as_slice(), location(many[*k])))
                     .collect();
                 let files: Vec<MergedFile> = many
                     .iter()

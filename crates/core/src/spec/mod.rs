@@ -4,7 +4,7 @@
 mod check;
 mod parse;
 
-use crate::value::{Row, Value};
+use crate::value::Value;
 use chrono_tz::Tz;
 use std::cmp::Ordering;
 use std::fmt;
@@ -191,19 +191,19 @@ impl Dataset {
     }
 
     /// A row's key values.
-    pub fn key_of(&self, row: &Row) -> Vec<Value> {
+    pub fn key_of(&self, row: &[Value]) -> Vec<Value> {
         self.keys.iter().map(|&i| row[i].clone()).collect()
     }
 
     /// Whether change `a` replaces held row `b` of the same key: a strictly
     /// greater sequence, or an equal one and greater by the tie-break columns.
     /// Without `sequence_by` a later change always replaces.
-    pub fn replaces(&self, a: &Row, b: &Row) -> bool {
+    pub fn replaces(&self, a: &[Value], b: &[Value]) -> bool {
         self.sequence_by.is_empty() || self.compare(a, b) == Ordering::Greater
     }
 
     /// Total order of two changes of one key by sequence, then tie-break columns.
-    pub fn compare(&self, a: &Row, b: &Row) -> Ordering {
+    pub fn compare(&self, a: &[Value], b: &[Value]) -> Ordering {
         self.sequence_by
             .iter()
             .chain(&self.tie_break)
