@@ -8,18 +8,20 @@
 use crate::reconcile::MergeCounts;
 use crate::spec::Dataset;
 use crate::value::{Row, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// The figures and rows of a batch merge.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Attribution {
+pub struct Attribution<'a> {
     /// Per file, in the order given: what a load of that file alone, after the
     /// files before it, would have inserted and updated.
     pub per_file: Vec<MergeCounts>,
     /// The rows that change the table, sorted by key, each with the index of
     /// the file whose change it is last. A row new to the table is whole: the
     /// inserting change with the update columns of later winners over it.
-    pub winners: Vec<(usize, Row)>,
+    pub winners: Vec<(usize, Cow<'a, [Value]>)>,
     /// What the MERGE of the winners must report: keys new to the table, and
     /// rows of the table replaced.
     pub expected: MergeCounts,
@@ -35,56 +37,95 @@ impl Dataset {
         }
         row
     }
+
+    /// Whether an update sets every column but the keys: the updated row is
+    /// then the change itself.
+    pub fn updates_all(&self) -> bool {
+        self.update.len() + self.keys.len() == self.columns.len()
+    }
 }
+
+/// A row's key, hashed and compared in place (no copy of the key).
+#[derive(Debug, Clone, Copy)]
+struct KeyOf<'a> {
+    row: &'a [Value],
+    keys: &'a [usize],
+}
+
+impl Hash for KeyOf<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        for &k in self.keys {
+            self.row[k].hash(state);
+        }
+    }
+}
+
+impl PartialEq for KeyOf<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.keys.iter().all(|&k| self.row[k] == other.row[k])
+    }
+}
+
+impl Eq for KeyOf<'_> {}
 
 /// Replays `files` (each already reduced to its newest change per key) against
 /// `current`, the table's rows for the keys they touch.
-pub fn attribute(
-    dataset: &Dataset,
-    current: &HashMap<Vec<Value>, Row>,
-    files: &[Vec<Row>],
-) -> Attribution {
-    let mut state: HashMap<Vec<Value>, (usize, Row)> = HashMap::new();
+pub fn attribute<'a>(
+    dataset: &'a Dataset,
+    current: &'a [Row],
+    files: &[Vec<&'a [Value]>],
+) -> Attribution<'a> {
+    let key = |row: &'a [Value]| KeyOf {
+        row,
+        keys: &dataset.keys,
+    };
+    let table: HashMap<KeyOf<'a>, &'a [Value]> =
+        current.iter().map(|r| (key(r), r.as_slice())).collect();
+    let mut state: HashMap<KeyOf<'a>, (usize, Cow<'a, [Value]>)> = HashMap::new();
     let mut per_file = Vec::with_capacity(files.len());
     for (index, changes) in files.iter().enumerate() {
         let mut counts = MergeCounts::default();
-        for change in changes {
-            let key = dataset.key_of(change);
+        for &change in changes {
+            let k = key(change);
             let held = state
-                .get(&key)
-                .map(|(_, r)| r)
-                .or_else(|| current.get(&key));
-            let row = match held {
+                .get(&k)
+                .map(|(_, r)| r.as_ref())
+                .or_else(|| table.get(&k).copied());
+            let row: Cow<'a, [Value]> = match held {
                 None => {
                     counts.inserted += 1;
-                    change.clone()
+                    Cow::Borrowed(change)
                 }
                 Some(held) if dataset.replaces(change, held) => {
                     counts.updated += 1;
-                    dataset.updated(held, change)
+                    if dataset.updates_all() {
+                        Cow::Borrowed(change)
+                    } else {
+                        Cow::Owned(dataset.updated(held, change))
+                    }
                 }
                 Some(_) => continue,
             };
-            state.insert(key, (index, row));
+            state.insert(k, (index, row));
         }
         per_file.push(counts);
     }
     let mut expected = MergeCounts::default();
-    let mut winners: Vec<(Vec<Value>, usize, Row)> = state
+    let mut winners: Vec<(usize, Cow<'a, [Value]>)> = state
         .into_iter()
-        .map(|(key, (index, row))| {
-            if current.contains_key(&key) {
+        .map(|(k, winner)| {
+            if table.contains_key(&k) {
                 expected.updated += 1;
             } else {
                 expected.inserted += 1;
             }
-            (key, index, row)
+            winner
         })
         .collect();
-    winners.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    winners.sort_unstable_by(|a, b| dataset.key_cmp(&a.1, &b.1));
     Attribution {
         per_file,
-        winners: winners.into_iter().map(|(_, i, r)| (i, r)).collect(),
+        winners,
         expected,
     }
 }
@@ -95,6 +136,7 @@ mod tests {
     use crate::newest::newest_per_key;
     use crate::spec::Spec;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     /// A dataset with a composite key, a sequence, and one column an update leaves alone.
     fn dataset() -> Dataset {
@@ -137,20 +179,22 @@ type = "string"
     #[test]
     fn later_files_update_what_earlier_files_inserted_and_keep_the_other_columns() {
         let d = dataset();
-        let current = HashMap::from([(
-            d.key_of(&row(1, "x", 5, "p", "t0")),
-            row(1, "x", 5, "p", "t0"),
-        )]);
-        let files = vec![
+        let current = vec![row(1, "x", 5, "p", "t0")];
+        let files = [
             vec![row(1, "x", 4, "old", "f0"), row(2, "x", 1, "p", "f0")],
             vec![row(1, "x", 6, "s", "f1"), row(2, "x", 2, "s", "f1")],
             vec![row(2, "x", 2, "s", "f2")],
         ];
-        let a = attribute(&d, &current, &files);
+        let borrowed: Vec<Vec<&[Value]>> = files
+            .iter()
+            .map(|f| f.iter().map(Vec::as_slice).collect())
+            .collect();
+        let a = attribute(&d, &current, &borrowed);
+        let winners: Vec<(usize, Row)> = a.winners.iter().map(|(i, r)| (*i, r.to_vec())).collect();
         let counts: Vec<(u64, u64)> = a.per_file.iter().map(|c| (c.inserted, c.updated)).collect();
         assert_eq!(counts, vec![(1, 0), (0, 2), (0, 0)]);
         assert_eq!(
-            a.winners,
+            winners,
             vec![
                 (1, row(1, "x", 6, "s", "t0")),
                 (1, row(2, "x", 2, "s", "f0"))
@@ -179,10 +223,12 @@ type = "string"
             files in prop::collection::vec(prop::collection::vec(arb_change(), 0..6), 0..5),
         ) {
             let d = dataset();
+            let table = newest_per_key(&d, table);
             let current: HashMap<Vec<Value>, Row> =
-                newest_per_key(&d, table).into_iter().map(|r| (d.key_of(&r), r)).collect();
+                table.iter().map(|r| (d.key_of(r), r.clone())).collect();
             let files: Vec<Vec<Row>> = files.into_iter().map(|f| newest_per_key(&d, f)).collect();
-            let a = attribute(&d, &current, &files);
+            let borrowed: Vec<Vec<&[Value]>> = files.iter().map(|f| f.iter().map(Vec::as_slice).collect()).collect();
+            let a = attribute(&d, &table, &borrowed);
 
             let mut sequential = current.clone();
             for (i, file) in files.iter().enumerate() {
@@ -202,7 +248,7 @@ type = "string"
             for (_, r) in &a.winners {
                 let key = d.key_of(r);
                 // The MERGE: a matched row takes the update columns, a new key the whole row.
-                let next = match batched.get(&key) { Some(t) => d.updated(t, r), None => r.clone() };
+                let next = match batched.get(&key) { Some(t) => d.updated(t, r), None => r.to_vec() };
                 batched.insert(key, next);
             }
             prop_assert_eq!(batched, sequential);

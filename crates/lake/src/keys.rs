@@ -9,7 +9,6 @@ use crate::{batches, values, Lake};
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, Row, Value};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The name the batch's keys are registered under for a join.
@@ -56,12 +55,12 @@ impl Lake {
         Ok(())
     }
 
-    /// The table's rows for these keys, by key.
+    /// The table's rows for these keys.
     pub(crate) async fn current_rows(
         &mut self,
         ds: usize,
         keys: &[Vec<Value>],
-    ) -> Result<HashMap<Vec<Value>, Row>, LakeError> {
+    ) -> Result<Vec<Row>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         self.register_keys(&dataset, keys)?;
         let columns: Vec<String> = dataset
@@ -77,11 +76,9 @@ impl Lake {
         );
         let name = TableName::Target(dataset.clone());
         let found = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
-        let mut current = HashMap::new();
+        let mut current = Vec::new();
         for batch in &found {
-            for row in batches::target_rows(&dataset, batch)? {
-                current.insert(dataset.key_of(&row), row);
-            }
+            current.extend(batches::target_rows(&dataset, batch)?);
         }
         Ok(current)
     }

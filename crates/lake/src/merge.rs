@@ -12,7 +12,7 @@ use crate::schema::quoted;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::kernel::transaction::CommitProperties;
-use deltaload_core::{attribute, Dataset, MergeCounts, Row, Value};
+use deltaload_core::{attribute, Dataset, MergeCounts, Value};
 use serde_json::json;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -201,15 +201,13 @@ impl Lake {
                 keys.sort_unstable();
                 keys.dedup();
                 let current = self.current_rows(ds, &keys).await?;
-                let lists: Vec<Vec<Row>> = many
-                    .iter()
-                    .map(|&i| parsed[i].rows().map(<[Value]>::to_vec).collect())
-                    .collect();
+                let lists: Vec<Vec<&[Value]>> =
+                    many.iter().map(|&i| parsed[i].rows().collect()).collect();
                 let plan = attribute(&dataset, &current, &lists);
                 let rows: Vec<(&[Value], &str)> = plan
                     .winners
                     .iter()
-                    .map(|(k, c)| (c.as_slice(), location(many[*k])))
+                    .map(|(k, c)| (c.as_ref(), location(many[*k])))
                     .collect();
                 let files: Vec<MergedFile> = many
                     .iter()
@@ -363,7 +361,11 @@ mod tests {
             .map(|&id| vec![Value::Int(id)])
             .collect();
         let rows = lake.current_rows(0, &keys).await.unwrap();
-        let status = |id: i64| rows.get(&vec![Value::Int(id)]).and_then(|r| r[2].as_text());
+        let status = |id: i64| {
+            rows.iter()
+                .find(|r| r[0] == Value::Int(id))
+                .and_then(|r| r[2].as_text())
+        };
         assert_eq!(status(5).as_deref(), Some("paid"));
         assert_eq!(status(500_050).as_deref(), Some("placed"));
         assert_eq!(status(1_000_050).as_deref(), Some("paid"));
