@@ -108,12 +108,16 @@ fn declared_columns(src: &Source<'_>, d: &RawDataset) -> Result<Vec<Column>, Spe
     let mut columns: Vec<Column> = Vec::new();
     for c in &d.columns {
         let column = column(src, c.get_ref())?;
-        if columns.iter().any(|o| o.name == column.name) {
+        if let Some(other) = columns
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case(&column.name))
+        {
             return Err(src.error(
                 Some(c.get_ref().name.span()),
                 format!(
-                    "column {:?} is declared twice in dataset {name:?}",
-                    column.name
+                    "column {:?} is declared twice in dataset {name:?} (as {:?}; Delta column \
+                     names do not tell case apart)",
+                    column.name, other.name
                 ),
             ));
         }
@@ -284,7 +288,7 @@ fn update_columns(
 
 fn column(src: &Source<'_>, c: &RawColumn) -> Result<Column, SpecError> {
     let name = c.name.get_ref();
-    if name.is_empty() || LINEAGE_COLUMNS.contains(&name.as_str()) {
+    if name.is_empty() || LINEAGE_COLUMNS.iter().any(|l| l.eq_ignore_ascii_case(name)) {
         return Err(src.error(Some(c.name.span()), format!("column name {name:?} is taken: every table has the lineage columns source_file and loaded_at")));
     }
     let ty = column_type(c.ty.get_ref()).ok_or_else(|| {

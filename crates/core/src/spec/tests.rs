@@ -207,6 +207,15 @@ fn every_spec_error_names_the_line_and_the_fix() {
             "{err}"
         );
     }
+    let cased = SUBSCRIBERS.replacen("name = \"country\"", "name = \"USER_ID\"", 1);
+    let err = parse(&cased).unwrap_err();
+    assert!(err.message.contains("declared twice"), "{err}");
+    assert_eq!(err.line, Some(21), "{err}");
+    let lineage = SUBSCRIBERS.replacen("name = \"country\"", "name = \"Source_File\"", 1);
+    assert!(parse(&lineage)
+        .unwrap_err()
+        .message
+        .contains("lineage columns"));
     let twice = format!("{SUBSCRIBERS}{SUBSCRIBERS}");
     let err = parse(&twice).unwrap_err();
     assert!(
