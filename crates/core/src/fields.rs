@@ -103,7 +103,8 @@ pub fn parse_double(s: &str) -> Result<f64, String> {
         return Err(bad());
     }
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
+        // -0 is stored as 0: SQL and the newest-wins order then agree that they are equal.
+        Ok(v) if v.is_finite() => Ok(v + 0.0),
         _ => Err(bad()),
     }
 }
@@ -184,6 +185,7 @@ mod tests {
         }
         assert_eq!(parse_double("-1.5e3"), Ok(-1500.0));
         assert_eq!(parse_double("7"), Ok(7.0));
+        assert!(parse_double("-0.0").unwrap().is_sign_positive());
         for bad in ["NaN", "inf", "1e999", " 1", "1,5", "", "e", "."] {
             assert!(parse_double(bad).is_err(), "{bad:?} accepted");
         }
