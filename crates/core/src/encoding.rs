@@ -13,9 +13,21 @@ pub fn decode<'a>(dataset: &Dataset, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>, H
     Ok(match dataset.csv.encoding {
         Encoding::Utf8 => Cow::Borrowed(bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)),
         Encoding::Utf16 => match encoding_rs::Encoding::for_bom(bytes) {
-            Some((enc, _)) if enc != encoding_rs::UTF_8 => {
-                let (text, _, _) = enc.decode(bytes);
-                Cow::Owned(text.into_owned().into_bytes())
+            Some((enc, bom)) if enc != encoding_rs::UTF_8 => {
+                match enc.decode_without_bom_handling_and_without_replacement(&bytes[bom..]) {
+                    Some(text) => Cow::Owned(text.into_owned().into_bytes()),
+                    None => {
+                        return Err(HeaderMismatch::new(
+                            dataset,
+                            Vec::new(),
+                            format!(
+                                "the file is not valid {} (a lone surrogate or an odd byte at \
+                                 the end): export it again",
+                                enc.name()
+                            ),
+                        ))
+                    }
+                }
             }
             _ => {
                 return Err(HeaderMismatch::new(
@@ -147,6 +159,10 @@ mod tests {
             .unwrap_err()
             .problem
             .contains("no UTF-16 byte-order mark"));
+        let mut broken = utf16le("k,city\r\n1,x\r\n");
+        broken.push(0x41);
+        let refused = read_file(&utf16, &broken).unwrap_err();
+        assert!(refused.problem.contains("not valid UTF-16LE"), "{refused}");
         assert_eq!(
             city(&spec("windows-1252"), b"k,city\n1,K\xf6ln \x80\n").as_deref(),
             Some("Köln €")

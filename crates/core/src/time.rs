@@ -5,7 +5,8 @@
 
 use crate::fields::shown;
 use chrono::{
-    DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc,
+    DateTime, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike,
+    Utc,
 };
 use chrono_tz::Tz;
 
@@ -32,6 +33,7 @@ pub fn parse_instant(s: &str, format: Option<&str>, zone: Option<Tz>) -> Result<
         |e: chrono::ParseError| format!("{} does not match the format {f:?}: {e}", shown(s));
     if f.contains("%z") || f.contains("%:z") || f.contains("%#z") {
         let t = DateTime::parse_from_str(s, f).map_err(mismatch)?;
+        no_leap_second(s, t.nanosecond())?;
         return Ok(t.with_timezone(&Utc).timestamp_micros());
     }
     let local = match NaiveDateTime::parse_from_str(s, f) {
@@ -41,7 +43,17 @@ pub fn parse_instant(s: &str, format: Option<&str>, zone: Option<Tz>) -> Result<
             .map(|d| d.and_time(NaiveTime::MIN))
             .map_err(|_| mismatch(e))?,
     };
+    no_leap_second(s, local.nanosecond())?;
     in_zone(s, &local, zone)
+}
+
+/// chrono reads second 60 (a leap second) into the nanoseconds; refused, as
+/// on the ISO-8601 path.
+fn no_leap_second(s: &str, nanosecond: u32) -> Result<(), String> {
+    if nanosecond >= 1_000_000_000 {
+        return Err(format!("{} has second 60, which is not a time", shown(s)));
+    }
+    Ok(())
 }
 
 /// ISO-8601 date and time, `T` or a space between, optional fraction (to microseconds),
@@ -238,5 +250,13 @@ mod tests {
         assert_eq!(parse_day("02-01-70", Some("%d-%m-%y")), Ok(1));
         assert!(parse_day("2026-02-30", None).is_err());
         assert!(parse_day("30-02-26", Some("%d-%m-%y")).is_err());
+        let leap = parse_instant("01/10/2026 23:59:60", Some("%d/%m/%Y %H:%M:%S"), None);
+        assert!(leap.unwrap_err().contains("second 60"));
+        let leap = parse_instant(
+            "2026-10-01 23:59:60 +0000",
+            Some("%Y-%m-%d %H:%M:%S %z"),
+            None,
+        );
+        assert!(leap.unwrap_err().contains("second 60"));
     }
 }

@@ -113,7 +113,10 @@ impl Lake {
                 )
             }
             _ => {
-                let keys: Vec<Vec<Value>> = rows.iter().map(|r| dataset.key_of(r)).collect();
+                // Files of one round may change the same key: each key once.
+                let mut keys: Vec<Vec<Value>> = rows.iter().map(|r| dataset.key_of(r)).collect();
+                keys.sort_unstable();
+                keys.dedup();
                 self.register_keys(&dataset, &keys)?;
                 let key_columns: Vec<String> = dataset
                     .keys

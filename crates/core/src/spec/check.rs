@@ -176,12 +176,14 @@ fn tie_break(
     let ties = resolve(src, d.name.get_ref(), columns, raw, "tie_break")?;
     if let Some(&i) = ties
         .iter()
-        .find(|i| keys.contains(i) || sequence_by.contains(i))
+        .find(|i| keys.contains(i) || sequence_by.contains(i) || !update.contains(i))
     {
         return Err(src.error(
             Some(raw.span()),
             format!(
-                "tie_break column {:?} is a key or sequence column: list the other columns",
+                "tie_break column {:?} is a key, a sequence column or a column an update does \
+                 not set: list update columns (a column an update leaves alone holds the \
+                 first change's value, so a tie would depend on load order)",
                 columns[i].name
             ),
         ));
@@ -208,7 +210,9 @@ fn source(src: &Source<'_>, s: &Spanned<String>) -> Result<String, SpecError> {
         .strip_prefix("s3://")
         .map(|r| r.split('/').next().unwrap_or(""));
     match bucket {
-        Some(b) if !b.is_empty() => Ok(text.clone()),
+        // A folder: `s3://landing/netflix` must not take `netflix_archive/`.
+        Some(b) if !b.is_empty() && text.ends_with('/') => Ok(text.clone()),
+        Some(b) if !b.is_empty() => Ok(format!("{text}/")),
         _ => Err(src.error(
             Some(s.span()),
             format!("source {text:?} is not s3://BUCKET/PREFIX"),

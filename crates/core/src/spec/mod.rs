@@ -182,7 +182,8 @@ impl Dataset {
                     "reason",
                     "loaded_at",
                 ]
-                .contains(&self.columns[*only].name.as_str()) =>
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(&self.columns[*only].name)) =>
             {
                 &self.columns[*only].name
             }

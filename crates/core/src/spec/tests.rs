@@ -216,6 +216,20 @@ fn every_spec_error_names_the_line_and_the_fix() {
         .unwrap_err()
         .message
         .contains("lineage columns"));
+    let tie = SUBSCRIBERS.replacen(
+        "partition_by",
+        "tie_break = [\"event_time\"]\npartition_by",
+        1,
+    );
+    assert!(parse(&tie)
+        .unwrap_err()
+        .message
+        .contains("a column an update does not set"));
+    let folder = SUBSCRIBERS.replacen("s3://landing/netflix/", "s3://landing/netflix", 1);
+    assert_eq!(
+        parse(&folder).unwrap().datasets[0].source.as_deref(),
+        Some("s3://landing/netflix/")
+    );
     let twice = format!("{SUBSCRIBERS}{SUBSCRIBERS}");
     let err = parse(&twice).unwrap_err();
     assert!(
