@@ -80,9 +80,7 @@ pub async fn backfill(
     };
     // Only what some dataset of the lake loads: the handler refuses the rest
     // unread, and with --dataset the lake holds that dataset alone.
-    let spec = deltaload_core::Spec {
-        datasets: lake.datasets(),
-    };
+    let spec = lake.spec().clone();
     let routed = |o: &&Listed| spec.route(&opts.at.bucket, &o.key).is_some();
     let mut report = BackfillReport::default();
     let mut lister = Lister::new(s3, &opts.at);

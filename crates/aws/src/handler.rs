@@ -71,9 +71,7 @@ pub struct Handler {
 impl Handler {
     pub fn new(lake: Lake, reader: S3Reader, sources: Sources) -> Self {
         Self {
-            spec: Spec {
-                datasets: lake.datasets(),
-            },
+            spec: lake.spec().clone(),
             lake: Mutex::new(lake),
             reader,
             sources,

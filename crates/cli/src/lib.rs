@@ -104,9 +104,7 @@ pub(crate) async fn open_lake(lake: &str, spec: &Spec) -> anyhow::Result<deltalo
 async fn spec_of(cli: &Cli) -> anyhow::Result<Spec> {
     let spec = deltaload_aws::spec::read_spec(cli.spec.as_deref()).await?;
     Ok(match cli.dataset.as_deref() {
-        Some(name) => Spec {
-            datasets: vec![spec.select(Some(name)).map_err(anyhow::Error::msg)?.clone()],
-        },
+        Some(name) => spec.narrow(name).map_err(anyhow::Error::msg)?,
         None => spec,
     })
 }

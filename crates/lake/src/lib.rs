@@ -57,6 +57,8 @@ use std::sync::Arc;
 pub struct Lake {
     root: LakeRoot,
     ctx: SessionContext,
+    /// The spec it was opened with (its datasets are `sets`').
+    spec: Spec,
     /// Per dataset of the spec, in its order.
     sets: Vec<DatasetTables>,
     ledger: DeltaTable,
@@ -119,6 +121,7 @@ impl Lake {
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),
+            spec: spec.clone(),
             sets,
             ledger,
             reconciliation,
@@ -130,6 +133,12 @@ impl Lake {
     /// The lake's root.
     pub fn root(&self) -> &LakeRoot {
         &self.root
+    }
+
+    /// The spec the lake was opened with: its datasets, and those of the
+    /// spec file it leaves alone, which still route their objects.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
     }
 
     /// The datasets the lake was opened with.

@@ -46,7 +46,10 @@ impl Spec {
             }
             datasets.push(Arc::new(dataset));
         }
-        Ok(Spec { datasets })
+        Ok(Spec {
+            datasets,
+            others: Vec::new(),
+        })
     }
 }
 

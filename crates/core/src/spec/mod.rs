@@ -233,6 +233,9 @@ impl Dataset {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
     pub datasets: Vec<Arc<Dataset>>,
+    /// Datasets of the spec file this command leaves alone (`--dataset`):
+    /// they still take the objects under their sources.
+    pub others: Vec<Arc<Dataset>>,
 }
 
 impl Spec {
@@ -240,7 +243,25 @@ impl Spec {
     pub fn builtin() -> Self {
         Self {
             datasets: vec![Dataset::orders()],
+            others: Vec::new(),
         }
+    }
+
+    /// The spec narrowed to the dataset `name`; objects stay routed as the
+    /// whole spec routes them.
+    pub fn narrow(&self, name: &str) -> Result<Spec, String> {
+        let chosen = self.select(Some(name))?.clone();
+        let others = self
+            .datasets
+            .iter()
+            .chain(&self.others)
+            .filter(|d| d.name != chosen.name)
+            .cloned()
+            .collect();
+        Ok(Spec {
+            datasets: vec![chosen],
+            others,
+        })
     }
 
     /// The dataset called `name`.
@@ -252,18 +273,21 @@ impl Spec {
     /// source prefix holding it; a spec of one dataset without a source takes
     /// every object.
     pub fn route(&self, bucket: &str, key: &str) -> Option<&Arc<Dataset>> {
-        if let [only] = self.datasets.as_slice() {
+        if let ([only], true) = (self.datasets.as_slice(), self.others.is_empty()) {
             if only.source.is_none() {
                 return Some(only);
             }
         }
         let url = format!("s3://{bucket}/{key}");
-        self.datasets
+        let winner = self
+            .datasets
             .iter()
+            .chain(&self.others)
             .filter_map(|d| d.source.as_deref().map(|s| (d, s)))
             .filter(|(_, s)| url.starts_with(s))
-            .max_by_key(|(_, s)| s.len())
-            .map(|(d, _)| d)
+            .max_by_key(|(_, s)| s.len())?
+            .0;
+        self.datasets.iter().find(|d| d.name == winner.name)
     }
 
     /// The dataset `name` names, or the only one when `name` is `None`.

@@ -110,6 +110,15 @@ fn routing_takes_the_longest_prefix() {
         Some("orders")
     );
     assert!(spec.select(None).unwrap_err().contains("--dataset"));
+    // Narrowed to one dataset, objects stay routed as the whole spec routes them.
+    let narrowed = spec.narrow("subscribers").unwrap();
+    let narrow_route = |key: &str| narrowed.route("landing", key).map(|d| d.name.as_str());
+    assert_eq!(narrow_route("netflix/a.csv"), Some("subscribers"));
+    assert_eq!(
+        narrow_route("netflix/vip/a.csv"),
+        None,
+        "vip's objects are not subscribers'"
+    );
     assert_eq!(spec.select(Some("vip")).unwrap().name, "vip");
 }
 
