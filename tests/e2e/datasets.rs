@@ -431,3 +431,47 @@ async fn a_batch_whose_files_change_one_composite_key_loads_as_one_by_one() {
     assert_eq!(printed_alone.lines().count(), 2);
     assert_eq!(batched.state().await, one_by_one.state().await);
 }
+
+/// Found by review: names SQL reserves (a dataset `order`, a key `group`, a
+/// sequence `date`) went into the queries unquoted.
+#[tokio::test(flavor = "multi_thread")]
+async fn datasets_and_columns_named_like_sql_words_load_and_show() {
+    let sb = Sandbox::new();
+    let spec = "[[dataset]]\nname = \"order\"\nkeys = [\"group\"]\nsequence_by = [\"date\"]\n\
+                [[dataset.columns]]\nname = \"group\"\ntype = \"string\"\n\
+                [[dataset.columns]]\nname = \"date\"\ntype = \"date\"\n\
+                [[dataset.columns]]\nname = \"select\"\ntype = \"int\"\n";
+    std::fs::write(sb.dir.path().join("words.toml"), spec).unwrap();
+    sb.file(
+        "w1.csv",
+        "group,date,select\na,2026-10-01,1\nb,2026-10-01,2\n",
+    );
+    sb.file(
+        "w2.csv",
+        "group,date,select\na,2026-10-02,3\nb,2026-09-30,4\n",
+    );
+    let out = with_spec(
+        &sb,
+        "words.toml",
+        &["load", "--batch-size", "2", "raw/w1.csv", "raw/w2.csv"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "raw/w1.csv: 0 rejected, 0 updated, 2 added, table version 1\n\
+         raw/w2.csv: 0 rejected, 1 updated, 0 added, table version 1\n"
+    );
+    let shown = with_spec(
+        &sb,
+        "words.toml",
+        &["show", "order", "--format", "csv", "--key", "a"],
+    );
+    assert!(
+        stdout(&shown).starts_with("group,date,select,source_file,loaded_at\na,2026-10-02,3,"),
+        "{}{}",
+        stdout(&shown),
+        stderr(&shown)
+    );
+    let status = with_spec(&sb, "words.toml", &["status"]);
+    assert!(stdout(&status).contains("order"), "{}", stderr(&status));
+}

@@ -2,7 +2,7 @@
 
 use crate::error::LakeError;
 use crate::ledger::LedgerStatus;
-use crate::schema::{timestamp, TableName};
+use crate::schema::{quoted, timestamp, TableName};
 use crate::table::{longs_of, query, refresh, sql_string, strings_of};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
@@ -158,7 +158,7 @@ impl Lake {
             let keys: Vec<String> = dataset
                 .keys
                 .iter()
-                .map(|&k| crate::schema::quoted(&dataset.columns[k].name))
+                .map(|&k| quoted(&dataset.columns[k].name))
                 .collect();
             let as_text: Vec<String> = keys
                 .iter()
@@ -170,7 +170,7 @@ impl Lake {
                 "SELECT {}, count(*) FROM {} GROUP BY {keys} HAVING count(*) > 1 \
                  ORDER BY {keys} LIMIT {limit}",
                 as_text.join(", "),
-                dataset.name
+                quoted(&dataset.name)
             );
             let found = self.ask(&TableName::Target(dataset.clone()), &sql).await?;
             let n = dataset.keys.len();
@@ -220,7 +220,7 @@ impl Lake {
             let sql = format!(
                 "SELECT source_file, content_id, count(*) FROM {} \
                  GROUP BY source_file, content_id ORDER BY source_file",
-                name.as_str()
+                name.sql()
             );
             let found = self.ask(&name, &sql).await?;
             let locations = column_text(&found, 0)?;
@@ -266,7 +266,7 @@ impl Lake {
         }
         for name in TableName::all(&self.datasets()) {
             let found = self
-                .ask(&name, &format!("SELECT count(*) FROM {}", name.as_str()))
+                .ask(&name, &format!("SELECT count(*) FROM {}", name.sql()))
                 .await?;
             let rows = column_long(&found, 0, &DataType::Int64)?;
             let version = self.table_mut(&name).and_then(|t| t.version());

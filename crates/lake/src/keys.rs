@@ -71,7 +71,7 @@ impl Lake {
         let sql = format!(
             "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
             columns.join(", "),
-            dataset.name,
+            quoted(&dataset.name),
             key_join(&dataset)
         );
         let name = TableName::Target(dataset.clone());
@@ -95,6 +95,7 @@ impl Lake {
         let dataset = self.sets[ds].dataset.clone();
         let name = TableName::Target(dataset.clone());
         let table = dataset.name.as_str();
+        let from = quoted(table);
         let (sql, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
                 // The same ranges as the MERGE's: the files it skipped are not read here either.
@@ -106,7 +107,7 @@ impl Lake {
                 );
                 (
                     format!(
-                        "SELECT count(*) - count(DISTINCT {column}) FROM {table} WHERE {}",
+                        "SELECT count(*) - count(DISTINCT {column}) FROM {from} WHERE {}",
                         within_ranges(&column, &ranges)
                     ),
                     format!("{} value(s) of this load (between {min} and {max})", column),
@@ -125,7 +126,7 @@ impl Lake {
                     .collect();
                 (
                     format!(
-                        "SELECT count(*) FROM (SELECT 1 FROM {table} t JOIN {KEYS} b ON {} \
+                        "SELECT count(*) FROM (SELECT 1 FROM {from} t JOIN {KEYS} b ON {} \
                          GROUP BY {} HAVING count(*) > 1)",
                         key_join(&dataset),
                         key_columns.join(", ")

@@ -38,6 +38,11 @@ impl TableName {
         all
     }
 
+    /// The table's name in SQL (it is registered under [`TableName::as_str`]).
+    pub fn sql(&self) -> String {
+        quoted(&self.as_str())
+    }
+
     /// The table's folder name under the lake root.
     pub fn as_str(&self) -> String {
         match self {
@@ -92,12 +97,82 @@ impl TableName {
     }
 }
 
-/// A column name as an SQL identifier: as is when plain lower-case, else in double quotes.
+/// Words SQL reserves, which a plain lower-case name may still be.
+const RESERVED: [&str; 64] = [
+    "all",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "between",
+    "both",
+    "by",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "constraint",
+    "create",
+    "cross",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "date",
+    "default",
+    "delete",
+    "desc",
+    "distinct",
+    "drop",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "false",
+    "fetch",
+    "filter",
+    "for",
+    "from",
+    "full",
+    "group",
+    "having",
+    "in",
+    "inner",
+    "insert",
+    "intersect",
+    "interval",
+    "into",
+    "is",
+    "join",
+    "lateral",
+    "left",
+    "like",
+    "limit",
+    "natural",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "or",
+    "order",
+    "outer",
+    "right",
+    "select",
+    "table",
+    "time",
+    "timestamp",
+    "union",
+    "where",
+];
+
+/// A column or table name as an SQL identifier: as is when plain lower-case
+/// and not a reserved word, else in double quotes.
 pub fn quoted(name: &str) -> String {
     let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !RESERVED.contains(&name);
     if plain {
         name.to_string()
     } else {

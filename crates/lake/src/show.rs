@@ -111,7 +111,7 @@ pub async fn show(
         Some(key) => format!(" WHERE {}", key_condition(name, key)?),
         None => String::new(),
     };
-    let from = format!("FROM {}{filter}", name.as_str());
+    let from = format!("FROM {}{filter}", name.sql());
     let counted = query(&ctx, &table, name, &format!("SELECT COUNT(*) {from}")).await?;
     let total = counted
         .first()

@@ -281,7 +281,7 @@ pub(crate) async fn select_all(
     let ctx = deltalake::delta_datafusion::create_session().into_inner();
     let sql = format!(
         "SELECT {columns} FROM {} ORDER BY {}",
-        name.as_str(),
+        name.sql(),
         name.sort_columns()
     );
     let batches = query(&ctx, &table, name, &sql).await?;
