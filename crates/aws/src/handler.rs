@@ -158,7 +158,6 @@ impl Handler {
             )
         });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
-        let retries_before = self.lake.lock().await.commit_retries();
         let groups = self.read_all(messages, &near, &mut report).await;
         for ((force, ds), group) in &groups {
             if near() {
@@ -174,8 +173,6 @@ impl Handler {
             };
             self.load_group(*ds, group, opts, &mut report).await;
         }
-        let retries = self.lake.lock().await.commit_retries() - retries_before;
-        report.retries += retries as usize;
         self.publish(&mut report);
         report
     }
@@ -254,13 +251,12 @@ impl Handler {
         self.load_ready(ds, files, ready, opts, report).await;
         let elapsed = started.elapsed().as_millis() as u64;
         let retries = self.lake.lock().await.commit_retries() - retries_before;
-        report.load_ms += elapsed;
-        let figures = report
-            .by_dataset
-            .entry(self.spec.datasets[ds].name.clone())
-            .or_default();
-        figures.load_ms += elapsed;
-        figures.retries += retries as usize;
+        let spent = DatasetFigures {
+            load_ms: elapsed,
+            retries: retries as usize,
+            ..DatasetFigures::default()
+        };
+        report.add(&self.spec.datasets[ds].name, &spent);
     }
 
     async fn load_ready(
@@ -387,14 +383,18 @@ impl Handler {
         object: &ObjectRef,
         report: &mut BatchReport,
     ) -> Result<Option<(usize, SourceFile)>, AwsError> {
+        let one_refused = DatasetFigures {
+            refused: 1,
+            ..DatasetFigures::default()
+        };
+        // Refused before reaching a dataset: counted under the only one, if so.
         let unrouted = match self.spec.datasets.as_slice() {
-            [only] => only.name.clone(),
-            _ => UNROUTED.to_string(),
+            [only] => only.name.as_str(),
+            _ => UNROUTED,
         };
         if !self.sources.allows(&object.bucket, &object.key) {
             tracing::warn!("object outside the allowed sources: refused, not read");
-            report.refused += 1;
-            report.by_dataset.entry(unrouted).or_default().refused += 1;
+            report.add(unrouted, &one_refused);
             return Ok(None);
         }
         let Some(ds) = self
@@ -403,17 +403,11 @@ impl Handler {
             .and_then(|d| self.spec.datasets.iter().position(|o| o.name == d.name))
         else {
             tracing::warn!("object under no dataset's source: refused, not read");
-            report.refused += 1;
-            report.by_dataset.entry(unrouted).or_default().refused += 1;
+            report.add(unrouted, &one_refused);
             return Ok(None);
         };
         let refused = |report: &mut BatchReport| {
-            report.refused += 1;
-            report
-                .by_dataset
-                .entry(self.spec.datasets[ds].name.clone())
-                .or_default()
-                .refused += 1;
+            report.add(&self.spec.datasets[ds].name, &one_refused);
         };
         match self.reader.fetch(object).await? {
             Fetched::File(file) => Ok(Some((ds, file))),

@@ -113,6 +113,25 @@ impl BatchReport {
         }
     }
 
+    /// Adds one dataset's figures to the batch's totals and to that dataset's.
+    pub(crate) fn add(&mut self, dataset: &str, d: &DatasetFigures) {
+        self.loaded += d.loaded;
+        self.skipped += d.skipped;
+        self.refused += d.refused;
+        self.records += d.records;
+        self.rejected += d.rejected;
+        self.duplicates += d.duplicates;
+        self.inserted += d.inserted;
+        self.updated += d.updated;
+        self.stale += d.stale;
+        self.retries += d.retries;
+        self.load_ms += d.load_ms;
+        self.by_dataset
+            .entry(dataset.to_string())
+            .or_default()
+            .absorb(d);
+    }
+
     /// Adds a failed message, once.
     pub(crate) fn fail(&mut self, id: &str) {
         if !self.failures.iter().any(|f| f == id) {
@@ -139,18 +158,5 @@ pub(crate) fn tally(report: &mut BatchReport, dataset: &str, outcomes: &[LoadOut
             LoadOutcome::Refused(_) => d.refused += 1,
         }
     }
-    report.loaded += d.loaded;
-    report.skipped += d.skipped;
-    report.refused += d.refused;
-    report.records += d.records;
-    report.rejected += d.rejected;
-    report.duplicates += d.duplicates;
-    report.inserted += d.inserted;
-    report.updated += d.updated;
-    report.stale += d.stale;
-    report
-        .by_dataset
-        .entry(dataset.to_string())
-        .or_default()
-        .absorb(&d);
+    report.add(dataset, &d);
 }
