@@ -80,14 +80,9 @@ async fn serve_killed_at_any_step_then_redelivered_equals_a_clean_run() {
             stderr(&killed)
         );
         // The messages come back after the 2 s visibility timeout.
-        for _ in 0..10 {
-            tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
-            let out = stack.cli(EXE, &args);
-            assert_eq!(out.status.code(), Some(0), "{point}: {}", stderr(&out));
-            if stack.pending(&stack.queue_url).await == 0 {
-                break;
-            }
-        }
+        stack
+            .serve_until_drained(10, point, || stack.cli(EXE, &args))
+            .await;
         assert_eq!(
             state(&stack).await,
             expected,

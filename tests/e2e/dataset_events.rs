@@ -212,19 +212,9 @@ async fn serve_with_a_spec_killed_at_any_step_then_redelivered_equals_a_clean_ru
         );
         // The messages come back after the 2 s visibility timeout; a loaded
         // machine may take a few rounds.
-        for _ in 0..30 {
-            tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
-            let out = serve(&stack, &path, None);
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{point}: {}",
-                deltaload_tests::stderr(&out)
-            );
-            if stack.pending(&stack.queue_url).await == 0 {
-                break;
-            }
-        }
+        stack
+            .serve_until_drained(30, point, || serve(&stack, &path, None))
+            .await;
         assert_eq!(
             state(&stack, &spec).await,
             expected,

@@ -329,6 +329,26 @@ impl Stack {
         total
     }
 
+    /// Runs `serve` (as `run` does it) once a second, at most `rounds` times,
+    /// until the queue holds no message: what a killed consumer left comes
+    /// back after the visibility timeout. Every run must succeed (`what` names
+    /// the case in the failure).
+    pub async fn serve_until_drained(&self, rounds: usize, what: &str, run: impl Fn() -> Output) {
+        for _ in 0..rounds {
+            tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+            let out = run();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if self.pending(&self.queue_url).await == 0 {
+                return;
+            }
+        }
+    }
+
     /// The lake URI.
     pub fn lake(&self) -> String {
         format!("s3://{}/lake", self.lake_bucket)
