@@ -34,8 +34,7 @@ impl HeaderMismatch {
         Self {
             found,
             problem,
-            expected: dataset
-                .column_names()
+            expected: expected_names(dataset)
                 .into_iter()
                 .map(str::to_string)
                 .collect(),
@@ -56,16 +55,40 @@ pub fn check_header(
             "empty file, no header".to_string(),
         ));
     };
-    let names = dataset.column_names();
+    let names = expected_names(dataset);
     let positions = match dataset.csv.header {
         HeaderMode::None => return Ok((0..names.len()).collect()),
-        HeaderMode::Exact if found.iter().map(String::as_str).eq(names.iter().copied()) => {
-            Some((0..names.len()).collect())
-        }
-        HeaderMode::Exact => None,
+        HeaderMode::Exact => exact(dataset, &names, found),
         HeaderMode::ByName => by_name(&names, found),
     };
     positions.ok_or_else(|| HeaderMismatch::new(dataset, found.to_vec(), describe(&names, found)))
+}
+
+/// The names a file's header holds: the columns, then the delete column if any.
+fn expected_names(dataset: &Dataset) -> Vec<&str> {
+    let mut names = dataset.column_names();
+    names.extend(dataset.delete_when.as_ref().map(|d| d.column.as_str()));
+    names
+}
+
+/// The declared columns in their order; the delete column, when the dataset
+/// has one, at any place among them (AWS DMS writes its `Op` first).
+fn exact(dataset: &Dataset, names: &[&str], found: &[String]) -> Option<Vec<usize>> {
+    let Some(delete) = &dataset.delete_when else {
+        return found
+            .iter()
+            .map(String::as_str)
+            .eq(names.iter().copied())
+            .then(|| (0..names.len()).collect());
+    };
+    let at = found.iter().position(|f| *f == delete.column)?;
+    let mut positions: Vec<usize> = (0..found.len()).filter(|&i| i != at).collect();
+    let in_order = positions
+        .iter()
+        .map(|&i| found[i].as_str())
+        .eq(names[..names.len() - 1].iter().copied());
+    positions.push(at);
+    in_order.then_some(positions)
 }
 
 /// The field of each column when the header names each column exactly once and nothing else.

@@ -61,7 +61,7 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
         .from_reader(body);
     let mut record = csv::ByteRecord::new();
     let mut parsed = ParsedFile {
-        changes: Rows::new(dataset.columns.len()),
+        changes: Rows::new(dataset.width()),
         rejects: Vec::new(),
     };
     let mut positions: Option<Vec<usize>> = match dataset.csv.header {

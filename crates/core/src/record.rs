@@ -89,7 +89,16 @@ pub fn parse_into(
             expected: positions.len(),
         });
     }
-    for (column, &at) in dataset.columns.iter().zip(positions) {
+    // A delete needs its key and sequence alone: the other fields are not read.
+    let delete = dataset.delete_when.as_ref().map(|d| {
+        let text = fields[positions[dataset.columns.len()]];
+        d.matches(text)
+    });
+    for (i, (column, &at)) in dataset.columns.iter().zip(positions).enumerate() {
+        if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
+            out.push(Value::Null);
+            continue;
+        }
         let text = fields[at];
         if dataset.csv.null_if.iter().any(|n| n == text) {
             if !column.nullable {
@@ -106,6 +115,7 @@ pub fn parse_into(
             detail,
         })?);
     }
+    out.extend(delete.map(Value::Bool));
     Ok(())
 }
 

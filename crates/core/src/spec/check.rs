@@ -77,6 +77,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         return Err(src.error(Some(raw.span()), format!("partition column {:?} is a double: partition by a string, integer, date or boolean column", columns[i].name)));
     }
     let tie_break = tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
+    let feed = super::feed::feed(src, d, &columns)?;
     Ok(Dataset {
         name: name.clone(),
         source,
@@ -86,7 +87,10 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         tie_break,
         update,
         partition_by,
-        csv: csv(src, d.csv.as_ref())?,
+        format: feed.format,
+        delete_when: feed.delete_when,
+        extra_fields: feed.extra_fields,
+        csv: csv(src, d.csv.as_ref().map(Spanned::get_ref))?,
     })
 }
 

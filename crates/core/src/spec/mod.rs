@@ -2,6 +2,7 @@
 //! file declares them (see [`Spec::parse`]); `orders` is the built-in one.
 
 mod check;
+mod feed;
 mod parse;
 
 use crate::value::Value;
@@ -96,6 +97,54 @@ impl Encoding {
     }
 }
 
+/// How a dataset's files are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// RFC 4180 text, read by the dataset's `[csv]` options.
+    #[default]
+    Csv,
+    /// One JSON object per line, fields by column name.
+    Jsonl,
+    /// Apache Parquet, columns by name.
+    Parquet,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Csv => "csv",
+            Self::Jsonl => "jsonl",
+            Self::Parquet => "parquet",
+        }
+    }
+}
+
+/// What a JSON Lines or Parquet file's fields that the spec does not declare do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExtraFields {
+    /// The file is refused, naming them.
+    #[default]
+    Refuse,
+    /// They are dropped.
+    Ignore,
+}
+
+/// Which changes are deletes: those whose `column` holds one of `values`.
+/// The column is read from each file, never stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteWhen {
+    pub column: String,
+    /// Compared with the field's text exactly (a JSON string, number or boolean as written).
+    pub values: Vec<String>,
+}
+
+impl DeleteWhen {
+    /// Whether a field's text marks a delete.
+    pub fn matches(&self, text: &str) -> bool {
+        self.values.iter().any(|v| v == text)
+    }
+}
+
 /// How a CSV file of the dataset is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvFormat {
@@ -133,6 +182,11 @@ pub struct Dataset {
     /// The columns an update of a matched row sets (sequence columns included).
     pub update: Vec<usize>,
     pub partition_by: Vec<usize>,
+    pub format: Format,
+    /// Deletes in the feed; a parsed row then carries one more value after the
+    /// columns: `Value::Bool(true)` for a delete (see [`Dataset::is_delete`]).
+    pub delete_when: Option<DeleteWhen>,
+    pub extra_fields: ExtraFields,
     pub csv: CsvFormat,
 }
 
@@ -191,6 +245,28 @@ impl Dataset {
         }
     }
 
+    /// How many values a parsed change holds: the columns, and the delete
+    /// flag when the dataset has `delete_when`.
+    pub fn width(&self) -> usize {
+        self.columns.len() + usize::from(self.delete_when.is_some())
+    }
+
+    /// Whether a change (a row of [`Dataset::width`] values) is a delete. A
+    /// row of the table, which has no flag, is not.
+    pub fn is_delete(&self, row: &[Value]) -> bool {
+        self.delete_when.is_some() && row.get(self.columns.len()) == Some(&Value::Bool(true))
+    }
+
+    /// Whether the dataset remembers deletes (tombstones): deletes with a sequence.
+    pub fn keeps_tombstones(&self) -> bool {
+        self.delete_when.is_some() && !self.sequence_by.is_empty()
+    }
+
+    /// The table of tombstones: the deleted keys with their delete's sequence.
+    pub fn tombstones_table(&self) -> String {
+        format!("tombstones_{}", self.name)
+    }
+
     /// A row's key values.
     pub fn key_of(&self, row: &[Value]) -> Vec<Value> {
         self.keys.iter().map(|&i| row[i].clone()).collect()
@@ -203,14 +279,29 @@ impl Dataset {
         self.sequence_by.is_empty() || self.compare(a, b) == Ordering::Greater
     }
 
-    /// Total order of two changes of one key by sequence, then tie-break columns.
+    /// Total order of two changes of one key: by sequence; at an equal
+    /// sequence a delete is greater than an upsert (two deletes are equal),
+    /// and two upserts compare by the tie-break columns.
     pub fn compare(&self, a: &[Value], b: &[Value]) -> Ordering {
-        self.sequence_by
+        let by_sequence = self
+            .sequence_by
             .iter()
-            .chain(&self.tie_break)
             .map(|&i| a[i].cmp(&b[i]))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
+            .find(|o| o.is_ne());
+        if let Some(o) = by_sequence {
+            return o;
+        }
+        match (self.is_delete(a), self.is_delete(b)) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => self
+                .tie_break
+                .iter()
+                .map(|&i| a[i].cmp(&b[i]))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal),
+        }
     }
 
     /// The rule by which a change wins, in words, for users.
@@ -221,10 +312,15 @@ impl Dataset {
         }
         let seq = self.names(&self.sequence_by).join(", ");
         let ties = self.names(&self.tie_break).join(", ");
+        let deletes = if self.delete_when.is_some() {
+            format!("; at equal ({seq}) a delete wins over an upsert")
+        } else {
+            String::new()
+        };
         format!(
             "a change replaces a row only when its ({seq}) is strictly greater; for two changes \
              with equal ({seq}), the one whose ({ties}) is greater wins, compared column by column \
-             in that order, text by its UTF-8 bytes, an empty (null) value lowest"
+             in that order, text by its UTF-8 bytes, an empty (null) value lowest{deletes}"
         )
     }
 }

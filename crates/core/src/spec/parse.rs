@@ -68,9 +68,35 @@ pub(crate) struct RawDataset {
     pub except_columns: Option<Names>,
     pub partition_by: Option<Names>,
     pub tie_break: Option<Names>,
-    pub csv: Option<RawCsv>,
+    pub format: Option<Spanned<RawFormat>>,
+    pub delete_when: Option<Spanned<RawDeleteWhen>>,
+    pub extra_fields: Option<RawExtraFields>,
+    pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RawFormat {
+    Csv,
+    Jsonl,
+    Parquet,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RawExtraFields {
+    Refuse,
+    Ignore,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDeleteWhen {
+    pub column: Spanned<String>,
+    #[serde(rename = "in")]
+    pub values: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,101 @@
+//! How a dataset's files are written and which changes are deletes: `format`,
+//! `delete_when` and `extra_fields`, checked against the columns.
+
+use super::parse::{RawDataset, RawExtraFields, RawFormat, Source};
+use super::{Column, DeleteWhen, ExtraFields, Format, SpecError};
+use toml::Spanned;
+
+/// The checked `format`, `delete_when` and `extra_fields` of a dataset.
+pub(super) struct Feed {
+    pub format: Format,
+    pub delete_when: Option<DeleteWhen>,
+    pub extra_fields: ExtraFields,
+}
+
+pub(super) fn feed(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+) -> Result<Feed, SpecError> {
+    let name = d.name.get_ref();
+    let format = match d.format.as_ref().map(|f| *f.get_ref()) {
+        None | Some(RawFormat::Csv) => Format::Csv,
+        Some(RawFormat::Jsonl) => Format::Jsonl,
+        Some(RawFormat::Parquet) => Format::Parquet,
+    };
+    if let (Some(csv), false) = (&d.csv, format == Format::Csv) {
+        return Err(src.error(
+            Some(csv.span()),
+            format!(
+                "dataset {name:?} has format = {:?}: its [dataset.csv] options do not apply; remove them",
+                format.as_str()
+            ),
+        ));
+    }
+    let extra_fields = match d.extra_fields {
+        None | Some(RawExtraFields::Refuse) => ExtraFields::Refuse,
+        Some(RawExtraFields::Ignore) => ExtraFields::Ignore,
+    };
+    let delete_when = match &d.delete_when {
+        None => None,
+        Some(raw) => Some(delete_when(src, d, raw, columns)?),
+    };
+    Ok(Feed {
+        format,
+        delete_when,
+        extra_fields,
+    })
+}
+
+fn delete_when(
+    src: &Source<'_>,
+    d: &RawDataset,
+    raw: &Spanned<super::parse::RawDeleteWhen>,
+    columns: &[Column],
+) -> Result<DeleteWhen, SpecError> {
+    let inner = raw.get_ref();
+    let column = inner.column.get_ref();
+    let at = Some(inner.column.span());
+    if column.is_empty() {
+        return Err(src.error(at, "delete_when names no column: e.g. { column = \"op\", in = [\"d\"] }"));
+    }
+    if let Some(c) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)) {
+        return Err(src.error(
+            at,
+            format!(
+                "delete_when column {column:?} is declared as column {:?}: the delete column is \
+                 read from each file and never stored; remove it from the columns",
+                c.name
+            ),
+        ));
+    }
+    if super::LINEAGE_COLUMNS
+        .iter()
+        .any(|l| l.eq_ignore_ascii_case(column))
+    {
+        return Err(src.error(at, format!("delete_when column {column:?} is a lineage column's name: name the file's delete column")));
+    }
+    if inner.values.is_empty() {
+        return Err(src.error(
+            Some(raw.span()),
+            format!("delete_when of column {column:?} lists no values: e.g. in = [\"d\", \"delete\"]"),
+        ));
+    }
+    let headerless = d.csv.as_ref().and_then(|c| c.get_ref().header).is_some_and(|h| {
+        matches!(h, super::parse::RawHeader::None)
+    });
+    if headerless {
+        return Err(src.error(
+            Some(raw.span()),
+            format!(
+                "delete_when needs the files' header to find column {column:?}, and this dataset's \
+                 CSV files have none (header = \"none\"): write a header row (AWS DMS: \
+                 addColumnName = true) and set header = \"exact\" or \"by_name\""
+            ),
+        ));
+    }
+    Ok(DeleteWhen {
+        column: column.clone(),
+        values: inner.values.clone(),
+    })
+}
