@@ -8,7 +8,7 @@ use deltaload_lake::{table_rows, Lake, TableName};
 use deltaload_tests::localstack::Stack;
 
 /// Receives `n` messages from the stack's queue (S3's own notifications).
-async fn receive(stack: &Stack, n: usize) -> Vec<Message> {
+pub(crate) async fn receive(stack: &Stack, n: usize) -> Vec<Message> {
     let mut messages = Vec::new();
     for _ in 0..60 {
         let got = stack

@@ -212,18 +212,28 @@ pub async fn lake_state_of(
             deltaload_lake::quoted(d.reject_key_column())
         );
         tables.push(rows(TableName::Rejected(d.clone()), rejected).await);
+        if d.keeps_tombstones() {
+            let columns: Vec<String> = d
+                .keys
+                .iter()
+                .chain(&d.sequence_by)
+                .map(|&i| deltaload_lake::quoted(&d.columns[i].name))
+                .chain(["source_file".to_string()])
+                .collect();
+            tables.push(rows(TableName::Tombstones(d.clone()), columns.join(", ")).await);
+        }
     }
     tables.push(
         rows(
             TableName::Ledger,
-            "location, content_id, size, status, reason, records, rejected, inserted, updated, stale, dataset".into(),
+            "location, content_id, size, status, reason, records, rejected, inserted, updated, stale, dataset, deleted".into(),
         )
         .await,
     );
     tables.push(
         rows(
             TableName::Reconciliation,
-            "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced, dataset".into(),
+            "location, content_id, records, loaded, rejected, duplicates, inserted, updated, stale, balanced, dataset, deleted".into(),
         )
         .await,
     );

@@ -14,7 +14,7 @@ pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Ve
 }
 
 /// The metric names, their units and their values in a dataset's figures.
-fn figures(r: &DatasetFigures) -> [(&'static str, &'static str, u64); 10] {
+fn figures(r: &DatasetFigures) -> [(&'static str, &'static str, u64); 11] {
     [
         ("FilesLoaded", "Count", r.loaded as u64),
         ("FilesSkipped", "Count", r.skipped as u64),
@@ -24,6 +24,7 @@ fn figures(r: &DatasetFigures) -> [(&'static str, &'static str, u64); 10] {
         ("RowsInserted", "Count", r.inserted),
         ("RowsUpdated", "Count", r.updated),
         ("RowsStale", "Count", r.stale),
+        ("RowsDeleted", "Count", r.deleted),
         ("LoadLatency", "Milliseconds", r.load_ms),
         ("CommitRetries", "Count", r.retries as u64),
     ]
@@ -138,6 +139,7 @@ mod tests {
                 "RowsInserted",
                 "RowsUpdated",
                 "RowsStale",
+                "RowsDeleted",
                 "LoadLatency",
                 "CommitRetries"
             ]

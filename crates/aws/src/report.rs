@@ -22,6 +22,7 @@ pub struct BatchReport {
     pub inserted: u64,
     pub updated: u64,
     pub stale: u64,
+    pub deleted: u64,
     /// Load rounds run again after a commit conflict with another writer.
     pub retries: usize,
     /// Time spent loading, in milliseconds.
@@ -42,6 +43,7 @@ pub struct DatasetFigures {
     pub inserted: u64,
     pub updated: u64,
     pub stale: u64,
+    pub deleted: u64,
     pub retries: usize,
     pub load_ms: u64,
 }
@@ -57,6 +59,7 @@ impl DatasetFigures {
         self.inserted += o.inserted;
         self.updated += o.updated;
         self.stale += o.stale;
+        self.deleted += o.deleted;
         self.retries += o.retries;
         self.load_ms += o.load_ms;
     }
@@ -68,11 +71,16 @@ pub const UNROUTED: &str = "unrouted";
 
 impl BatchReport {
     /// The summary line of `serve --once`: messages and files, then the figures
-    /// of the files loaded (records = rejected + duplicates + inserted + updated + stale).
+    /// of the files loaded (records = rejected + duplicates + inserted + updated
+    /// + stale, + deleted when a file deleted rows).
     pub fn summary(&self) -> String {
+        let deleted = match self.deleted {
+            0 => String::new(),
+            n => format!(", {n} deleted"),
+        };
         format!(
             "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
-             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale",
+             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale{}",
             self.messages,
             self.loaded,
             self.skipped,
@@ -84,7 +92,8 @@ impl BatchReport {
             self.duplicates,
             self.inserted,
             self.updated,
-            self.stale
+            self.stale,
+            deleted
         )
     }
 
@@ -103,6 +112,7 @@ impl BatchReport {
         self.inserted += other.inserted;
         self.updated += other.updated;
         self.stale += other.stale;
+        self.deleted += other.deleted;
         self.retries += other.retries;
         self.load_ms += other.load_ms;
         for (name, figures) in &other.by_dataset {
@@ -124,6 +134,7 @@ impl BatchReport {
         self.inserted += d.inserted;
         self.updated += d.updated;
         self.stale += d.stale;
+        self.deleted += d.deleted;
         self.retries += d.retries;
         self.load_ms += d.load_ms;
         self.by_dataset
@@ -153,6 +164,7 @@ pub(crate) fn tally(report: &mut BatchReport, dataset: &str, outcomes: &[LoadOut
                 d.inserted += f.inserted;
                 d.updated += f.updated;
                 d.stale += f.stale;
+                d.deleted += f.deleted;
             }
             LoadOutcome::Skipped { .. } => d.skipped += 1,
             LoadOutcome::Refused(_) => d.refused += 1,

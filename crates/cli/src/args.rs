@@ -193,6 +193,11 @@ pub struct MaintainArgs {
     /// Print what vacuum would delete; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Forget deletes loaded more than this many days ago (datasets with
+    /// delete_when and sequence_by): a change older than a forgotten delete
+    /// can then bring its row back.
+    #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_TOMBSTONE_RETENTION_DAYS)]
+    pub tombstone_retention_days: u64,
 }
 
 #[derive(Debug, Args)]

@@ -35,7 +35,8 @@ pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
 }
 
 pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
-    let dataset = spec.select(None).map_err(anyhow::Error::msg)?.name.clone();
+    let chosen = spec.select(None).map_err(anyhow::Error::msg)?;
+    let (dataset, deletes) = (chosen.name.clone(), chosen.delete_when.is_some());
     let mut lake = crate::open_lake(&args.lake, spec).await?;
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
@@ -61,7 +62,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
             )
         })?;
         for (shown, outcome) in shown.iter().zip(outcomes) {
-            refused |= report(shown, outcome)?;
+            refused |= report(shown, outcome, deletes)?;
         }
     }
     Ok(if failed {
@@ -94,13 +95,18 @@ pub(crate) fn read(path: &Path) -> Result<SourceFile, String> {
     })
 }
 
-/// Prints a file's line; true when it was refused.
-fn report(shown: &str, outcome: LoadOutcome) -> std::io::Result<bool> {
+/// Prints a file's line (with its deletes when the dataset has them); true
+/// when it was refused.
+fn report(shown: &str, outcome: LoadOutcome, deletes: bool) -> std::io::Result<bool> {
     match outcome {
         LoadOutcome::Loaded(done) => {
             let f = done.figures;
+            let deleted = match deletes {
+                true => format!(", {} deleted", f.deleted),
+                false => String::new(),
+            };
             out!(
-                "{shown}: {} rejected, {} updated, {} added, table version {}",
+                "{shown}: {} rejected, {} updated, {} added{deleted}, table version {}",
                 f.rejected,
                 f.updated,
                 f.inserted,

@@ -14,10 +14,13 @@ fn line(m: &Maintained, dry_run: bool) -> String {
             m.table, m.files_before, m.vacuumed
         );
     }
-    let retried = match m.conflicts_retried {
+    let mut retried = match m.conflicts_retried {
         0 => String::new(),
         n => format!(", {n} conflicts retried"),
     };
+    if let Some(n) = m.tombstones_expired {
+        retried.push_str(&format!(", {n} tombstones expired"));
+    }
     format!(
         "{}: {} files -> {} ({} compacted into {}), checkpoint at version {}, {} log files and {} data files removed{retried}",
         m.table,
@@ -49,6 +52,7 @@ pub(crate) async fn run(args: MaintainArgs, spec: &Spec) -> anyhow::Result<ExitC
         allow_short_retention: args.allow_short_retention,
         cluster: args.cluster,
         dry_run: args.dry_run,
+        tombstone_retention_days: args.tombstone_retention_days,
     };
     let done = lake
         .maintain(opts)

@@ -2,7 +2,7 @@
 
 use crate::args::ValidateArgs;
 use crate::output::out;
-use deltaload_core::{newest_of, read_file, Spec};
+use deltaload_core::{newest_of, Spec};
 use std::process::ExitCode;
 
 pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
@@ -18,7 +18,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let parsed = match read_file(dataset, &file.bytes) {
+        let parsed = match deltaload_lake::read_changes(dataset, &file.bytes) {
             Ok(parsed) => parsed,
             Err(refused) => {
                 out!("{shown}: would be refused: {refused}");

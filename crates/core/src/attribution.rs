@@ -16,22 +16,34 @@ use std::hash::{Hash, Hasher};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribution<'a> {
     /// Per file, in the order given: what a load of that file alone, after the
-    /// files before it, would have inserted and updated.
+    /// files before it, would have inserted, updated and deleted.
     pub per_file: Vec<MergeCounts>,
     /// The rows that change the table, sorted by key, each with the index of
     /// the file whose change it is last. A row new to the table is whole: the
-    /// inserting change with the update columns of later winners over it.
+    /// inserting change with the update columns of later winners over it. A
+    /// delete ([`Dataset::is_delete`]) removes the table's row of its key.
     pub winners: Vec<(usize, Cow<'a, [Value]>)>,
-    /// What the MERGE of the winners must report: keys new to the table, and
-    /// rows of the table replaced.
+    /// What the MERGE of the winners must report: keys new to the table, rows
+    /// of the table replaced, rows removed.
     pub expected: MergeCounts,
+    /// How the tombstones of the keys touched change (datasets that keep them).
+    pub tombstones: Vec<Tombstone<'a>>,
+}
+
+/// A change to the remembered deletes of one key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tombstone<'a> {
+    /// The key's newest change is this delete (from file `.0`): remember it.
+    Put(usize, &'a [Value]),
+    /// The key's newest change is an upsert: forget this tombstone.
+    Clear(&'a [Value]),
 }
 
 impl Dataset {
     /// `held` after an update by `change`: its update columns (sequence
     /// columns among them) take the change's values, the others stay.
     pub fn updated(&self, held: &[Value], change: &[Value]) -> Row {
-        let mut row = held.to_vec();
+        let mut row = held[..self.columns.len()].to_vec();
         for &i in &self.update {
             row[i] = change[i].clone();
         }
@@ -68,11 +80,18 @@ impl PartialEq for KeyOf<'_> {
 
 impl Eq for KeyOf<'_> {}
 
+/// A key's state during the replay: the file of its last change and the row
+/// (or delete) it holds.
+type State<'a> = (usize, Cow<'a, [Value]>);
+
 /// Replays `files` (each already reduced to its newest change per key) against
-/// `current`, the table's rows for the keys they touch.
+/// `current`, the table's rows for the keys they touch, and `tombstones`, the
+/// remembered deletes of those keys (rows of [`Dataset::width`] values: the
+/// key and sequence columns, and the delete flag).
 pub fn attribute<'a>(
     dataset: &'a Dataset,
     current: &'a [Row],
+    tombstones: &'a [Row],
     files: &[Vec<&'a [Value]>],
 ) -> Attribution<'a> {
     let key = |row: &'a [Value]| KeyOf {
@@ -81,45 +100,46 @@ pub fn attribute<'a>(
     };
     let table: HashMap<KeyOf<'a>, &'a [Value]> =
         current.iter().map(|r| (key(r), r.as_slice())).collect();
-    let mut state: HashMap<KeyOf<'a>, (usize, Cow<'a, [Value]>)> = HashMap::new();
+    let remembered: HashMap<KeyOf<'a>, &'a [Value]> =
+        tombstones.iter().map(|r| (key(r), r.as_slice())).collect();
+    // What a key holds before the batch: its row or its tombstone, the newer.
+    let initial = |k: &KeyOf<'a>| -> Option<&'a [Value]> {
+        match (table.get(k).copied(), remembered.get(k).copied()) {
+            (Some(row), Some(dead)) if dataset.replaces(dead, row) => Some(dead),
+            (Some(row), _) => Some(row),
+            (None, dead) => dead,
+        }
+    };
+    let mut state: HashMap<KeyOf<'a>, State<'a>> = HashMap::new();
     let mut per_file = Vec::with_capacity(files.len());
     for (index, changes) in files.iter().enumerate() {
         let mut counts = MergeCounts::default();
         for &change in changes {
             let k = key(change);
-            let held = state
-                .get(&k)
-                .map(|(_, r)| r.as_ref())
-                .or_else(|| table.get(&k).copied());
-            let row: Cow<'a, [Value]> = match held {
-                None => {
-                    counts.inserted += 1;
-                    Cow::Borrowed(change)
-                }
-                Some(held) if dataset.replaces(change, held) => {
-                    counts.updated += 1;
-                    if dataset.updates_all() {
-                        Cow::Borrowed(change)
-                    } else {
-                        Cow::Owned(dataset.updated(held, change))
-                    }
-                }
-                Some(_) => continue,
+            let held = match state.get(&k) {
+                Some((_, r)) => Some(r.as_ref()),
+                None => initial(&k),
+            };
+            let Some(row) = replay(dataset, held, change, &mut counts) else {
+                continue;
             };
             state.insert(k, (index, row));
         }
         per_file.push(counts);
     }
+    let tombstones = tombstone_changes(dataset, &state, &remembered, &initial);
     let mut expected = MergeCounts::default();
-    let mut winners: Vec<(usize, Cow<'a, [Value]>)> = state
+    let mut winners: Vec<State<'a>> = state
         .into_iter()
-        .map(|(k, winner)| {
-            if table.contains_key(&k) {
-                expected.updated += 1;
-            } else {
-                expected.inserted += 1;
+        .filter_map(|(k, winner)| {
+            let in_table = table.contains_key(&k);
+            match (dataset.is_delete(&winner.1), in_table) {
+                (true, true) => expected.deleted += 1,
+                (true, false) => return None,
+                (false, true) => expected.updated += 1,
+                (false, false) => expected.inserted += 1,
             }
-            winner
+            Some(winner)
         })
         .collect();
     winners.sort_unstable_by(|a, b| dataset.key_cmp(&a.1, &b.1));
@@ -127,7 +147,78 @@ pub fn attribute<'a>(
         per_file,
         winners,
         expected,
+        tombstones,
     }
+}
+
+/// What `change` makes of a key holding `held`, counted in `counts`; `None`
+/// when it changes nothing (not newer, or a delete of a key with no row, which
+/// is counted nowhere: it is stale for the table).
+fn replay<'a>(
+    dataset: &Dataset,
+    held: Option<&[Value]>,
+    change: &'a [Value],
+    counts: &mut MergeCounts,
+) -> Option<Cow<'a, [Value]>> {
+    let delete = dataset.is_delete(change);
+    match held {
+        Some(held) if !dataset.replaces(change, held) => None,
+        Some(held) if !dataset.is_delete(held) => {
+            if delete {
+                counts.deleted += 1;
+                Some(Cow::Borrowed(change))
+            } else {
+                counts.updated += 1;
+                Some(if dataset.updates_all() {
+                    Cow::Borrowed(change)
+                } else {
+                    Cow::Owned(dataset.updated(held, change))
+                })
+            }
+        }
+        // No row (none, or a delete held): an upsert inserts the whole change.
+        _ => {
+            if !delete {
+                counts.inserted += 1;
+            }
+            Some(Cow::Borrowed(change))
+        }
+    }
+}
+
+/// The tombstones to write: every key whose newest change is a delete (unless
+/// remembered already), and every remembered key whose newest change is not.
+fn tombstone_changes<'a>(
+    dataset: &Dataset,
+    state: &HashMap<KeyOf<'a>, State<'a>>,
+    remembered: &HashMap<KeyOf<'a>, &'a [Value]>,
+    initial: &dyn Fn(&KeyOf<'a>) -> Option<&'a [Value]>,
+) -> Vec<Tombstone<'a>> {
+    if !dataset.keeps_tombstones() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, (file, row)) in state {
+        if let (true, Cow::Borrowed(change)) = (dataset.is_delete(row), row) {
+            let same = remembered
+                .get(k)
+                .is_some_and(|dead| dataset.compare(dead, change).is_eq());
+            if !same {
+                out.push(Tombstone::Put(*file, change));
+            }
+        }
+    }
+    for (k, dead) in remembered {
+        let newest = state.get(k).map(|(_, r)| r.as_ref()).or_else(|| initial(k));
+        if newest.is_some_and(|r| !dataset.is_delete(r)) {
+            out.push(Tombstone::Clear(dead));
+        }
+    }
+    let row = |t: &Tombstone<'a>| match t {
+        Tombstone::Put(_, r) | Tombstone::Clear(r) => *r,
+    };
+    out.sort_unstable_by(|a, b| dataset.key_cmp(row(a), row(b)));
+    out
 }
 
 #[cfg(test)]
@@ -189,7 +280,7 @@ type = "string"
             .iter()
             .map(|f| f.iter().map(Vec::as_slice).collect())
             .collect();
-        let a = attribute(&d, &current, &borrowed);
+        let a = attribute(&d, &current, &[], &borrowed);
         let winners: Vec<(usize, Row)> = a.winners.iter().map(|(i, r)| (*i, r.to_vec())).collect();
         let counts: Vec<(u64, u64)> = a.per_file.iter().map(|c| (c.inserted, c.updated)).collect();
         assert_eq!(counts, vec![(1, 0), (0, 2), (0, 0)]);
@@ -205,7 +296,8 @@ type = "string"
             a.expected,
             MergeCounts {
                 inserted: 1,
-                updated: 1
+                updated: 1,
+                deleted: 0
             }
         );
     }
@@ -228,7 +320,7 @@ type = "string"
                 table.iter().map(|r| (d.key_of(r), r.clone())).collect();
             let files: Vec<Vec<Row>> = files.into_iter().map(|f| newest_per_key(&d, f)).collect();
             let borrowed: Vec<Vec<&[Value]>> = files.iter().map(|f| f.iter().map(Vec::as_slice).collect()).collect();
-            let a = attribute(&d, &table, &borrowed);
+            let a = attribute(&d, &table, &[], &borrowed);
 
             let mut sequential = current.clone();
             for (i, file) in files.iter().enumerate() {

@@ -19,7 +19,7 @@ impl fmt::Display for HeaderMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: has columns [{}], expected [{}]; file refused, nothing written: fix the header and upload the file again",
+            "{}: has columns [{}], expected [{}]; file refused, nothing written: fix the file and upload it again",
             self.problem,
             self.found.join(", "),
             self.expected.join(", ")

@@ -7,6 +7,7 @@
 //! - [`record`]: one CSV record parsed into a typed [`Row`] or refused with a [`RejectReason`].
 //! - [`fields`] and [`time`]: the strict parsers of numbers, booleans, dates and timestamps.
 //! - [`reader`]: a whole file read into rows and rejects, with line numbers and raw text.
+//! - [`jsonl`]: a JSON Lines file read the same way, fields by column name.
 //! - [`newest`]: one change per key, the newest, with a tie rule that does not depend on order.
 //! - [`compression`]: gzip-compressed files expanded, within a size limit.
 //! - [`identity`]: the content identity (size and SHA-256) the ledger keys files by.
@@ -23,6 +24,7 @@ pub mod encoding;
 pub mod error;
 pub mod fields;
 pub mod identity;
+pub mod jsonl;
 pub mod newest;
 pub mod ranges;
 pub mod reader;
@@ -32,10 +34,11 @@ pub mod spec;
 pub mod time;
 pub mod value;
 
-pub use attribution::{attribute, Attribution};
+pub use attribution::{attribute, Attribution, Tombstone};
 pub use contract::{check_header, HeaderMismatch};
 pub use error::CoreError;
 pub use identity::ContentId;
+pub use jsonl::read_jsonl;
 pub use newest::{newest_of, newest_per_key};
 pub use reader::{read_file, ParsedFile, Reject};
 pub use reconcile::{MergeCounts, Reconciliation};

@@ -8,6 +8,8 @@ use crate::error::CoreError;
 pub struct MergeCounts {
     pub inserted: u64,
     pub updated: u64,
+    /// Rows removed by a delete.
+    pub deleted: u64,
 }
 
 /// The figures of one load of one file.
@@ -25,8 +27,12 @@ pub struct Reconciliation {
     pub inserted: u64,
     /// Distinct orders updated (strictly newer).
     pub updated: u64,
-    /// Distinct orders whose change was not newer than the table's.
+    /// Distinct keys whose change left the table as it was: not newer than
+    /// what the table held (a row or a remembered delete), or a delete of a
+    /// key the table does not hold.
     pub stale: u64,
+    /// Distinct keys whose row a delete removed.
+    pub deleted: u64,
 }
 
 impl Reconciliation {
@@ -46,11 +52,11 @@ impl Reconciliation {
             .checked_sub(distinct)
             .ok_or_else(|| unbalanced(format!("{distinct} distinct keys from {loaded} records")))?;
         let stale = distinct
-            .checked_sub(merge.inserted + merge.updated)
+            .checked_sub(merge.inserted + merge.updated + merge.deleted)
             .ok_or_else(|| {
                 unbalanced(format!(
-                    "{} inserted + {} updated exceed {distinct} distinct keys",
-                    merge.inserted, merge.updated
+                    "{} inserted + {} updated + {} deleted exceed {distinct} distinct keys",
+                    merge.inserted, merge.updated, merge.deleted
                 ))
             })?;
         Ok(Self {
@@ -61,13 +67,16 @@ impl Reconciliation {
             inserted: merge.inserted,
             updated: merge.updated,
             stale,
+            deleted: merge.deleted,
         })
     }
 
-    /// records = loaded + rejected and loaded = duplicates + inserted + updated + stale.
+    /// records = loaded + rejected and
+    /// loaded = duplicates + inserted + updated + deleted + stale.
     pub fn balances(&self) -> bool {
         self.records == self.loaded + self.rejected
-            && self.loaded == self.duplicates + self.inserted + self.updated + self.stale
+            && self.loaded
+                == self.duplicates + self.inserted + self.updated + self.deleted + self.stale
     }
 }
 
@@ -85,7 +94,7 @@ mod tests {
             4,
             MergeCounts {
                 inserted: 4,
-                updated: 0,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -104,6 +113,7 @@ mod tests {
             MergeCounts {
                 inserted: 3,
                 updated: 1,
+                deleted: 0,
             },
         )
         .unwrap_err();

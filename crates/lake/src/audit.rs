@@ -85,6 +85,7 @@ impl Lake {
         match name {
             TableName::Target(d) => set(d).map(|i| &mut self.sets[i].target),
             TableName::Rejected(d) => set(d).map(|i| &mut self.sets[i].rejected),
+            TableName::Tombstones(d) => set(d).and_then(|i| self.sets[i].tombstones.as_mut()),
             TableName::Ledger => Some(&mut self.ledger),
             TableName::Reconciliation => Some(&mut self.reconciliation),
         }

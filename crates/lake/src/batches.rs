@@ -7,6 +7,7 @@ use crate::values;
 use deltalake::arrow::array::{
     ArrayRef, BooleanArray, Int64Array, StringArray, TimestampMicrosecondArray,
 };
+use deltalake::arrow::datatypes::{DataType, Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, Reconciliation, Reject, Row, Value};
 use std::sync::Arc;
@@ -41,6 +42,78 @@ pub(crate) fn target(
     columns.push(strings(rows.iter().map(|(_, f)| Some(*f))));
     columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
     batch(&TableName::Target(dataset.clone()), columns)
+}
+
+/// The name of the MERGE source's column that marks a delete.
+pub(crate) const DELETE_FLAG: &str = "__deltaload_delete";
+
+/// [`target`] with one more column, [`DELETE_FLAG`], true for the deletes.
+pub(crate) fn target_with_deletes(
+    dataset: &Arc<Dataset>,
+    rows: &[(&[Value], &str)],
+    loaded_at: i64,
+) -> Result<RecordBatch, LakeError> {
+    let plain = target(dataset, rows, loaded_at)?;
+    let name = dataset.name.as_str();
+    let mut fields: Vec<Field> = plain
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
+    let mut columns = plain.columns().to_vec();
+    columns.push(Arc::new(BooleanArray::from_iter(
+        rows.iter().map(|(r, _)| Some(dataset.is_delete(r))),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(LakeError::arrow(name))
+}
+
+/// Tombstones to write, as rows of `tombstones_<dataset>`, with [`DELETE_FLAG`]
+/// false for those to forget.
+pub(crate) fn tombstones(
+    dataset: &Arc<Dataset>,
+    rows: &[(&[Value], &str, bool)],
+    loaded_at: i64,
+) -> Result<RecordBatch, LakeError> {
+    let name = TableName::Tombstones(dataset.clone());
+    let n = rows.len();
+    let mut columns: Vec<ArrayRef> = crate::schema::tombstone_columns(dataset)
+        .map(|i| values::array(dataset.columns[i].ty, rows.iter().map(|(r, _, _)| &r[i])))
+        .collect();
+    columns.push(strings(rows.iter().map(|(_, f, _)| Some(*f))));
+    columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
+    let schema = name.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
+    columns.push(Arc::new(BooleanArray::from_iter(
+        rows.iter().map(|(_, _, put)| Some(*put)),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(LakeError::arrow(name.as_str()))
+}
+
+/// Rows of `tombstones_<dataset>` read back as deletes: [`Dataset::width`]
+/// values, the key and sequence columns set, the delete flag true.
+pub(crate) fn tombstone_rows(
+    dataset: &Dataset,
+    batch: &RecordBatch,
+) -> Result<Vec<Row>, LakeError> {
+    let kept: Vec<usize> = crate::schema::tombstone_columns(dataset).collect();
+    let mut rows: Vec<Row> = (0..batch.num_rows())
+        .map(|_| {
+            let mut row = vec![Value::Null; dataset.width()];
+            row[dataset.columns.len()] = Value::Bool(true);
+            row
+        })
+        .collect();
+    for (j, &i) in kept.iter().enumerate() {
+        let values = values::read(batch.column(j), dataset.columns[i].ty, &dataset.name)?;
+        for (row, value) in rows.iter_mut().zip(values) {
+            row[i] = value;
+        }
+    }
+    Ok(rows)
 }
 
 /// A file's rejects, as rows of `rejected_orders`.
@@ -92,6 +165,7 @@ pub(crate) fn ledger(entries: &[LedgerEntry]) -> Result<RecordBatch, LakeError> 
             longs(e.iter().map(|e| e.rejected_version.map(|v| v as i64))),
             utc(e.iter().map(|e| Some(e.loaded_at))),
             strings(e.iter().map(|e| Some(e.dataset.as_str()))),
+            counts(e, |e| e.figures.deleted),
         ],
     )
 }
@@ -129,6 +203,7 @@ pub(crate) fn reconciliation(
             longs(std::iter::repeat_n(orders_version.map(|v| v as i64), n)),
             utc(std::iter::repeat_n(Some(loaded_at), n)),
             strings(rows.iter().map(|r| Some(r.dataset))),
+            counts(rows, |r| r.figures.deleted),
         ],
     )
 }

@@ -12,10 +12,10 @@ use deltaload_core::{Dataset, Row, Value};
 use std::sync::Arc;
 
 /// The name the batch's keys are registered under for a join.
-const KEYS: &str = "deltaload_batch_keys";
+pub(crate) const KEYS: &str = "deltaload_batch_keys";
 
 /// `t.k = b.k0 AND ...`: the table's rows of the registered keys.
-fn key_join(dataset: &Dataset) -> String {
+pub(crate) fn key_join(dataset: &Dataset) -> String {
     dataset
         .keys
         .iter()
@@ -37,7 +37,11 @@ pub(crate) fn integers<'a>(values: impl Iterator<Item = &'a Value>) -> Vec<i64> 
 
 impl Lake {
     /// Registers `keys` as a table of columns `k0`, `k1`, ... for a join.
-    fn register_keys(&self, dataset: &Dataset, keys: &[Vec<Value>]) -> Result<(), LakeError> {
+    pub(crate) fn register_keys(
+        &self,
+        dataset: &Dataset,
+        keys: &[Vec<Value>],
+    ) -> Result<(), LakeError> {
         let label = dataset.name.as_str();
         let mut fields = Vec::new();
         let mut arrays = Vec::new();

@@ -29,11 +29,26 @@ mod outcome;
 mod predicates;
 mod recovery;
 mod retry;
+mod round;
 mod schema;
 mod show;
 mod table;
+mod tombstones;
 mod values;
 mod writes;
+
+/// Reads a change file of `dataset` in its format (CSV, JSON Lines or
+/// Parquet): its rows and rejects, or why the whole file is refused.
+pub fn read_changes(
+    dataset: &Dataset,
+    bytes: &[u8],
+) -> Result<deltaload_core::ParsedFile, deltaload_core::HeaderMismatch> {
+    match dataset.format {
+        deltaload_core::spec::Format::Csv => deltaload_core::read_file(dataset, bytes),
+        deltaload_core::spec::Format::Jsonl => deltaload_core::read_jsonl(dataset, bytes),
+        deltaload_core::spec::Format::Parquet => deltaload_parquet::read_parquet(dataset, bytes),
+    }
+}
 
 pub use audit::{DuplicateKey, LakeStatus, LedgerFile, OrphanRejects};
 pub use error::LakeError;
@@ -74,6 +89,8 @@ pub(crate) struct DatasetTables {
     pub dataset: Arc<Dataset>,
     pub target: DeltaTable,
     pub rejected: DeltaTable,
+    /// The remembered deletes, for datasets that keep them.
+    pub tombstones: Option<DeltaTable>,
 }
 
 /// The data files MERGEs into the datasets' tables scanned, skipped by their
@@ -102,15 +119,23 @@ impl Lake {
             let (target, rejected) = (TableName::Target(d.clone()), TableName::Rejected(d.clone()));
             // Both at once; the table's own error first (a changed key also
             // renames the rejects' key column).
-            let (target, rejected) = futures::join!(
+            let tombstones = TableName::Tombstones(d.clone());
+            let (target, rejected, tombstones) = futures::join!(
                 table::open_or_create(root, &target),
                 table::open_or_create(root, &rejected),
+                async {
+                    match d.keeps_tombstones() {
+                        true => table::open_or_create(root, &tombstones).await.map(Some),
+                        false => Ok(None),
+                    }
+                },
             );
-            let (target, rejected) = (target?, rejected?);
+            let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
             Ok::<_, LakeError>(DatasetTables {
                 dataset: d.clone(),
                 target,
                 rejected,
+                tombstones,
             })
         }));
         let (sets, ledger, reconciliation) = futures::try_join!(

@@ -16,7 +16,7 @@ use crate::outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
-use deltaload_core::{newest_of, read_file, ContentId, ParsedFile, Reconciliation, Value};
+use deltaload_core::{newest_of, ContentId, ParsedFile, Reconciliation, Value};
 use std::collections::{HashMap, HashSet};
 use tracing::Instrument;
 
@@ -282,7 +282,7 @@ impl Lake {
                 outcomes[slot] = Some(LoadOutcome::Skipped { orders_version });
                 continue;
             }
-            match read_file(&dataset, &candidate.file.bytes) {
+            match crate::read_changes(&dataset, &candidate.file.bytes) {
                 Ok(file) => {
                     let loaded = file.changes.len() as u64;
                     // The records stay where they were parsed; the MERGE reads
@@ -348,7 +348,7 @@ impl Lake {
         step!(opts, started, AfterRejected, "after-rejected");
 
         let (counts, recovered) = self
-            .merge_round(ds, &parsed, resume_from, loaded_at)
+            .merge_round(ds, &parsed, resume_from, loaded_at, opts)
             .await?;
         step!(opts, started, AfterOrders, "after-orders");
         let loaded_rows: Vec<&[Value]> = parsed.iter().flat_map(|p| p.rows()).collect();

@@ -24,6 +24,8 @@ use std::num::NonZeroU64;
 pub const DEFAULT_TARGET_FILE_BYTES: u64 = 64 << 20;
 /// Default retention of unreferenced files: 7 days, Delta's own default.
 pub const DEFAULT_RETENTION_HOURS: u64 = 7 * 24;
+/// Default age after which a remembered delete is forgotten: 30 days.
+pub const DEFAULT_TOMBSTONE_RETENTION_DAYS: u64 = 30;
 
 /// What `maintain` does.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +45,9 @@ pub struct MaintainOptions {
     pub cluster: bool,
     /// Report what vacuum would delete; compact and checkpoint nothing.
     pub dry_run: bool,
+    /// Tombstones loaded longer ago than this many days are forgotten: a
+    /// change older than a forgotten delete can then bring its row back.
+    pub tombstone_retention_days: u64,
 }
 
 impl Default for MaintainOptions {
@@ -54,6 +59,7 @@ impl Default for MaintainOptions {
             allow_short_retention: false,
             cluster: false,
             dry_run: false,
+            tombstone_retention_days: DEFAULT_TOMBSTONE_RETENTION_DAYS,
         }
     }
 }
@@ -75,6 +81,8 @@ pub struct Maintained {
     pub vacuumed: usize,
     /// Compactions planned again after losing to a concurrent commit.
     pub conflicts_retried: u32,
+    /// Tombstones expired (a tombstones table, not on a dry run).
+    pub tombstones_expired: Option<u64>,
 }
 
 impl Lake {
@@ -110,6 +118,9 @@ async fn maintain_table(
         files_before: file_count(table),
         ..Maintained::default()
     };
+    if let (TableName::Tombstones(_), false) = (name, opts.dry_run) {
+        done.tombstones_expired = Some(expire_tombstones(table, name, opts).await?);
+    }
     if !opts.dry_run {
         let bytes = match name {
             TableName::Target(_) => opts.orders_file_bytes,
@@ -173,4 +184,29 @@ async fn maintain_table(
     done.vacuumed = metrics.files_deleted.len();
     done.files_after = file_count(table);
     Ok(done)
+}
+
+/// Deletes the tombstones loaded more than the retention ago; returns how many.
+async fn expire_tombstones(
+    table: &mut DeltaTable,
+    name: &TableName,
+    opts: MaintainOptions,
+) -> Result<u64, LakeError> {
+    let days = i64::try_from(opts.tombstone_retention_days).unwrap_or(i64::MAX / 86_400_000_000);
+    let cutoff = chrono::Utc::now() - chrono::Duration::days(days.min(1_000_000));
+    // An expression rather than SQL text: the commit records the predicate
+    // as text, which delta-rs writes for a timestamp literal of this type only.
+    use deltalake::datafusion::prelude::{col, lit};
+    use deltalake::datafusion::scalar::ScalarValue;
+    let at = ScalarValue::TimestampMicrosecond(Some(cutoff.timestamp_micros()), Some("UTC".into()));
+    let predicate = col("loaded_at").lt(lit(at));
+    let url = table.table_url().clone();
+    let (expired, metrics) = table
+        .clone()
+        .delete()
+        .with_predicate(predicate)
+        .await
+        .map_err(LakeError::delta(&name.as_str(), &url))?;
+    *table = expired;
+    Ok(metrics.num_deleted_rows.unwrap_or(0) as u64)
 }

@@ -5,17 +5,16 @@
 use crate::batches;
 use crate::error::LakeError;
 use crate::keys::integers;
-use crate::ledger::FileKey;
-use crate::load::Parsed;
-use crate::predicates::{batch_ranges, integer_key, join_predicate, newer_predicate};
+use crate::predicates::{
+    batch_ranges, integer_key, join_predicate, newer_predicate, sequence_predicate,
+};
 use crate::schema::quoted;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::kernel::transaction::CommitProperties;
-use deltaload_core::{attribute, Dataset, MergeCounts, Value};
+use deltaload_core::{Dataset, MergeCounts, Value};
 use serde_json::json;
 use serde_json::Value as Json;
-use std::collections::HashMap;
 
 /// Every column of the dataset's table: the declared ones and the lineage columns.
 fn all_columns(dataset: &Dataset) -> impl Iterator<Item = &str> {
@@ -54,11 +53,12 @@ pub(crate) struct MergedFile<'a> {
 }
 
 impl MergedFile<'_> {
-    fn to_json(&self) -> Json {
+    pub(crate) fn to_json(&self) -> Json {
         let mut file = json!({ "location": self.location, "content_id": self.content_id });
         if let Some(c) = self.counts {
             file["inserted"] = json!(c.inserted);
             file["updated"] = json!(c.updated);
+            file["deleted"] = json!(c.deleted);
         }
         file
     }
@@ -83,7 +83,11 @@ impl Lake {
         let dataset = set.dataset.clone();
         let label = dataset.name.clone();
         let url = set.target.table_url().clone();
-        let batch = batches::target(&dataset, rows, loaded_at)?;
+        let deletes = dataset.delete_when.is_some();
+        let batch = match deletes {
+            true => batches::target_with_deletes(&dataset, rows, loaded_at)?,
+            false => batches::target(&dataset, rows, loaded_at)?,
+        };
         let ranges = match integer_key(&dataset) {
             Some(_) => batch_ranges(&integers(rows.iter().map(|(r, _)| &r[dataset.keys[0]]))),
             None => Vec::new(),
@@ -97,15 +101,40 @@ impl Lake {
         let files: Vec<Json> = files.iter().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
-        let builder = set
+        // With deletes in the feed: a delete removes a matched row it is not
+        // older than; an upsert updates or inserts as without.
+        let flag = format!("s.{}", batches::DELETE_FLAG);
+        let when = |condition: Option<String>, delete: bool| {
+            let flag = if delete {
+                flag.clone()
+            } else {
+                format!("NOT {flag}")
+            };
+            match (deletes, condition) {
+                (true, Some(c)) => Some(format!("{flag} AND ({c})")),
+                (true, None) => Some(flag),
+                (false, c) => c,
+            }
+        };
+        let mut builder = set
             .target
             .clone()
             .merge(source, predicate)
             .with_source_alias("s")
             .with_target_alias("t")
-            .with_commit_properties(props)
+            .with_commit_properties(props);
+        if deletes {
+            let condition = when(sequence_predicate(&dataset, true), true);
+            builder = builder
+                .when_matched_delete(|d| match condition {
+                    Some(c) => d.predicate(c),
+                    None => d,
+                })
+                .map_err(LakeError::delta(&label, &url))?;
+        }
+        let builder = builder
             .when_matched_update(|update| {
-                let update = match newer_predicate(&dataset) {
+                let update = match when(newer_predicate(&dataset), false) {
                     Some(p) => update.predicate(p),
                     None => update,
                 };
@@ -115,6 +144,10 @@ impl Lake {
             })
             .and_then(|m| {
                 m.when_not_matched_insert(|insert| {
+                    let insert = match when(None, false) {
+                        Some(p) => insert.predicate(p),
+                        None => insert,
+                    };
                     all_columns(&dataset).fold(insert, |i, c| {
                         i.set(Column::new_unqualified(c), format!("s.{}", quoted(c)))
                     })
@@ -126,6 +159,7 @@ impl Lake {
         let counts = MergeCounts {
             inserted: metrics.num_target_rows_inserted as u64,
             updated: metrics.num_target_rows_updated as u64,
+            deleted: metrics.num_target_rows_deleted as u64,
         };
         let after = self.sets[ds].target.version();
         let files = crate::OrdersFiles {
@@ -148,91 +182,6 @@ impl Lake {
             "merge"
         );
         Ok((counts, (after != before).then_some(after).flatten()))
-    }
-}
-
-impl Lake {
-    /// MERGEs the files of a round in one commit. Returns each file's counts, and
-    /// whether they were recovered from the commit of an earlier, interrupted load
-    /// (searched for in the orders versions after `resume_from`, when given).
-    pub(crate) async fn merge_round(
-        &mut self,
-        ds: usize,
-        parsed: &[Parsed<'_>],
-        resume_from: Option<Option<u64>>,
-        loaded_at: i64,
-    ) -> Result<(Vec<MergeCounts>, Vec<bool>), LakeError> {
-        let recovered = match resume_from {
-            None => HashMap::new(),
-            Some(from) => {
-                let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
-                self.find_merge_commits(ds, from, &keys).await?
-            }
-        };
-        let mut counts: Vec<Option<MergeCounts>> = parsed
-            .iter()
-            .map(|p| recovered.get(&p.candidate.key).map(|c| c.counts))
-            .collect();
-        let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
-        let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
-        let location = |i: usize| parsed[i].candidate.key.0.as_str();
-        let merged = |i: usize, counts| MergedFile {
-            location: location(i),
-            content_id: &parsed[i].candidate.key.1,
-            counts,
-        };
-        match pending.as_slice() {
-            [] => {}
-            [only] => {
-                // One file: the MERGE's own metrics are its counts.
-                let rows: Vec<(&[Value], &str)> =
-                    parsed[*only].rows().map(|c| (c, location(*only))).collect();
-                let files = [merged(*only, None)];
-                counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
-            }
-            many => {
-                // Several files: replay them against the rows they touch, then
-                // merge only the rows that end up changed.
-                let dataset = self.sets[ds].dataset.clone();
-                let mut keys: Vec<Vec<Value>> = many
-                    .iter()
-                    .flat_map(|&i| parsed[i].rows().map(|r| dataset.key_of(r)))
-                    .collect();
-                keys.sort_unstable();
-                keys.dedup();
-                let current = self.current_rows(ds, &keys).await?;
-                let lists: Vec<Vec<&[Value]>> =
-                    many.iter().map(|&i| parsed[i].rows().collect()).collect();
-                let plan = attribute(&dataset, &current, &lists);
-                let rows: Vec<(&[Value], &str)> = plan
-                    .winners
-                    .iter()
-                    .map(|(k, c)| (c.as_ref(), location(many[*k])))
-                    .collect();
-                let files: Vec<MergedFile> = many
-                    .iter()
-                    .zip(&plan.per_file)
-                    .map(|(&i, c)| merged(i, Some(*c)))
-                    .collect();
-                let (got, _) = self.merge_target(ds, &rows, &files, loaded_at).await?;
-                if got != plan.expected {
-                    tracing::warn!(
-                        expected_inserted = plan.expected.inserted,
-                        expected_updated = plan.expected.updated,
-                        inserted = got.inserted,
-                        updated = got.updated,
-                        "the MERGE changed other rows than the batch replay planned \
-                         (another writer changed these orders meanwhile?); \
-                         per-file figures follow the replay"
-                    );
-                }
-                for (&i, c) in many.iter().zip(plan.per_file) {
-                    counts[i] = Some(c);
-                }
-            }
-        }
-        let counts = counts.into_iter().map(Option::unwrap_or_default).collect();
-        Ok((counts, was_recovered))
     }
 }
 

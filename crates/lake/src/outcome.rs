@@ -47,6 +47,8 @@ pub enum FaultPoint {
     AfterOrders,
     AfterReconciliation,
     AfterLedger,
+    /// Between the dataset table's MERGE and the tombstones' (datasets with deletes).
+    BeforeTombstones,
     /// After the batch loaded and before its messages are deleted (`serve`).
     BeforeDelete,
 }
@@ -61,6 +63,7 @@ impl FaultPoint {
             "after-orders" => Self::AfterOrders,
             "after-reconciliation" => Self::AfterReconciliation,
             "after-ledger" => Self::AfterLedger,
+            "before-tombstones" => Self::BeforeTombstones,
             "before-delete" => Self::BeforeDelete,
             _ => return None,
         })

@@ -99,6 +99,22 @@ pub(crate) fn newer_predicate(dataset: &Dataset) -> Option<String> {
     Some(lex)
 }
 
+/// `s`'s sequence is greater than `t`'s (`or_equal`: or equal), column by
+/// column; `None` without a sequence. A delete replaces a row of an equal
+/// sequence ([`deltaload_core::Dataset::compare`]); a tombstone is replaced
+/// by a strictly newer delete only.
+pub(crate) fn sequence_predicate(dataset: &Dataset, or_equal: bool) -> Option<String> {
+    if dataset.sequence_by.is_empty() {
+        return None;
+    }
+    let mut lex = if or_equal { "TRUE" } else { "FALSE" }.to_string();
+    for &i in dataset.sequence_by.iter().rev() {
+        let c = quoted(&dataset.columns[i].name);
+        lex = format!("s.{c} > t.{c} OR (s.{c} = t.{c} AND ({lex}))");
+    }
+    Some(lex)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,6 +73,9 @@ impl Lake {
                     updated: count("updated")
                         .or_else(|| metric("num_target_rows_updated"))
                         .unwrap_or(0),
+                    deleted: count("deleted")
+                        .or_else(|| metric("num_target_rows_deleted"))
+                        .unwrap_or(0),
                 };
                 found.insert(key, MergeCommit { version, counts });
             }

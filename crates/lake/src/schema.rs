@@ -22,6 +22,9 @@ pub enum TableName {
     Target(Arc<Dataset>),
     /// `rejected_<dataset>`.
     Rejected(Arc<Dataset>),
+    /// `tombstones_<dataset>`: the deleted keys with their delete's sequence
+    /// (datasets with `delete_when` and `sequence_by`).
+    Tombstones(Arc<Dataset>),
     Ledger,
     Reconciliation,
 }
@@ -33,6 +36,9 @@ impl TableName {
         for d in datasets {
             all.push(Self::Target(d.clone()));
             all.push(Self::Rejected(d.clone()));
+            if d.keeps_tombstones() {
+                all.push(Self::Tombstones(d.clone()));
+            }
         }
         all.extend([Self::Ledger, Self::Reconciliation]);
         all
@@ -48,6 +54,7 @@ impl TableName {
         match self {
             Self::Target(d) => d.name.clone(),
             Self::Rejected(d) => d.rejected_table(),
+            Self::Tombstones(d) => d.tombstones_table(),
             Self::Ledger => "ledger".to_string(),
             Self::Reconciliation => "reconciliation".to_string(),
         }
@@ -63,6 +70,7 @@ impl TableName {
         match self {
             Self::Target(d) => target(d),
             Self::Rejected(d) => rejected(d.reject_key_column()),
+            Self::Tombstones(d) => tombstones(d),
             Self::Ledger => ledger(),
             Self::Reconciliation => reconciliation(),
         }
@@ -72,7 +80,7 @@ impl TableName {
     /// numbers (else it is compared as text).
     pub fn key_column(&self) -> (String, bool) {
         match self {
-            Self::Target(d) => {
+            Self::Target(d) | Self::Tombstones(d) => {
                 let first = &d.columns[d.keys[0]];
                 let whole = matches!(first.ty, ColumnType::Int | ColumnType::Bigint);
                 (first.name.clone(), whole)
@@ -85,7 +93,7 @@ impl TableName {
     /// Columns to order rows by when the table is shown, as SQL.
     pub fn sort_columns(&self) -> String {
         match self {
-            Self::Target(d) => d
+            Self::Target(d) | Self::Tombstones(d) => d
                 .keys
                 .iter()
                 .map(|&k| quoted(&d.columns[k].name))
@@ -217,6 +225,24 @@ fn target(d: &Dataset) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// The key and sequence columns, then where and when the delete was loaded.
+fn tombstones(d: &Dataset) -> SchemaRef {
+    let mut fields: Vec<Field> = tombstone_columns(d)
+        .map(|i| {
+            let c = &d.columns[i];
+            Field::new(&c.name, arrow_type(c.ty), false)
+        })
+        .collect();
+    fields.push(string("source_file", false));
+    fields.push(Field::new("loaded_at", timestamp(), false));
+    Arc::new(Schema::new(fields))
+}
+
+/// The dataset's columns a tombstone keeps: its keys, then its sequence columns.
+pub(crate) fn tombstone_columns(d: &Dataset) -> impl Iterator<Item = usize> + '_ {
+    d.keys.iter().chain(&d.sequence_by).copied()
+}
+
 fn rejected(key_column: &str) -> SchemaRef {
     Arc::new(Schema::new(vec![
         string("source_file", false),
@@ -247,6 +273,7 @@ fn ledger() -> SchemaRef {
         long("rejected_version", true),
         Field::new("loaded_at", timestamp(), false),
         string("dataset", true),
+        long("deleted", true),
     ]))
 }
 
@@ -265,5 +292,6 @@ fn reconciliation() -> SchemaRef {
         long("orders_version", true),
         Field::new("loaded_at", timestamp(), false),
         string("dataset", true),
+        long("deleted", true),
     ]))
 }

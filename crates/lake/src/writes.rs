@@ -20,6 +20,9 @@ impl Lake {
         let set = &mut self.sets[ds];
         refresh(&mut set.target, &TableName::Target(set.dataset.clone())).await?;
         refresh(&mut set.rejected, &TableName::Rejected(set.dataset.clone())).await?;
+        if let Some(tombstones) = &mut set.tombstones {
+            refresh(tombstones, &TableName::Tombstones(set.dataset.clone())).await?;
+        }
         refresh(&mut self.reconciliation, &TableName::Reconciliation).await
     }
 

@@ -57,7 +57,10 @@ fn delete_when(
     let column = inner.column.get_ref();
     let at = Some(inner.column.span());
     if column.is_empty() {
-        return Err(src.error(at, "delete_when names no column: e.g. { column = \"op\", in = [\"d\"] }"));
+        return Err(src.error(
+            at,
+            "delete_when names no column: e.g. { column = \"op\", in = [\"d\"] }",
+        ));
     }
     if let Some(c) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)) {
         return Err(src.error(
@@ -78,12 +81,16 @@ fn delete_when(
     if inner.values.is_empty() {
         return Err(src.error(
             Some(raw.span()),
-            format!("delete_when of column {column:?} lists no values: e.g. in = [\"d\", \"delete\"]"),
+            format!(
+                "delete_when of column {column:?} lists no values: e.g. in = [\"d\", \"delete\"]"
+            ),
         ));
     }
-    let headerless = d.csv.as_ref().and_then(|c| c.get_ref().header).is_some_and(|h| {
-        matches!(h, super::parse::RawHeader::None)
-    });
+    let headerless = d
+        .csv
+        .as_ref()
+        .and_then(|c| c.get_ref().header)
+        .is_some_and(|h| matches!(h, super::parse::RawHeader::None));
     if headerless {
         return Err(src.error(
             Some(raw.span()),

@@ -1,0 +1,401 @@
+//! Reads a JSON Lines change file of a dataset: one JSON object per line,
+//! fields by column name, each line into a typed row or a reject with its
+//! line number, raw text and reason. A field the spec does not declare
+//! refuses the whole file, unless the dataset sets `extra_fields = "ignore"`.
+//!
+//! Values follow the column's type: a JSON string is parsed by the same rules
+//! as CSV text; a JSON number is read from its text as written (never through
+//! a binary float, so a decimal stays exact); `true` and `false` fill boolean
+//! columns; `null` and a missing field are null.
+
+use crate::contract::HeaderMismatch;
+use crate::fields::{parse_decimal, parse_double, parse_integer, shown};
+use crate::reader::{ParsedFile, Reject};
+use crate::record::RejectReason;
+use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields};
+use crate::value::{Rows, Value};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+
+/// A UTF-8 byte-order mark, skipped at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// How many undeclared field names a refusal's problem lists.
+const NAMES_SHOWN: usize = 5;
+
+/// Reads `bytes` as a JSON Lines file of `dataset`.
+///
+/// Lines end with LF (a CR before it is dropped); a UTF-8 BOM opens the file
+/// or not; blank lines (spaces, tabs) are skipped and not counted as
+/// records, but do count as lines. An empty file is a file of no records.
+/// A line holding a field that is neither a column nor the `delete_when`
+/// column refuses the whole file, unless the dataset's `extra_fields` is
+/// `ignore`.
+pub fn read_jsonl(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let mut parsed = ParsedFile {
+        changes: Rows::new(dataset.width()),
+        rejects: Vec::new(),
+    };
+    for (index, line) in body.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+            continue;
+        }
+        let number = index as u64 + 1;
+        let values = parsed.changes.values_mut();
+        let before = values.len();
+        match read_line(dataset, number, line, values) {
+            Ok(()) => {}
+            Err(Failure::Refused(refusal)) => return Err(refusal),
+            Err(Failure::Rejected { key, reason }) => {
+                values.truncate(before);
+                parsed.rejects.push(Reject {
+                    line: number,
+                    raw: String::from_utf8_lossy(line).into_owned(),
+                    key,
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// Why a line gave no row.
+enum Failure {
+    /// The whole file is refused.
+    Refused(HeaderMismatch),
+    /// The line is a reject.
+    Rejected { key: Option<String>, reason: String },
+}
+
+/// One line's object: every field as written, in order, duplicates included.
+type Fields<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+
+/// Parses one non-blank line (without its line end) and appends its row to `out`.
+fn read_line(
+    dataset: &Dataset,
+    number: u64,
+    line: &[u8],
+    out: &mut Vec<Value>,
+) -> Result<(), Failure> {
+    let Ok(text) = std::str::from_utf8(line) else {
+        // The key is still worth finding, from the text as the reject shows it.
+        let lossy = String::from_utf8_lossy(line);
+        let key = parse_object(&lossy)
+            .ok()
+            .and_then(|fields| key_text(dataset, &fields));
+        return Err(Failure::Rejected {
+            key,
+            reason: RejectReason::NotUtf8.to_string(),
+        });
+    };
+    let fields = parse_object(text).map_err(|reason| Failure::Rejected { key: None, reason })?;
+    let slots = place(dataset, number, &fields)?;
+    convert(dataset, &slots, out).map_err(|reason| Failure::Rejected {
+        key: key_text(dataset, &fields),
+        reason: reason.to_string(),
+    })
+}
+
+/// Parses a line's text as one JSON object; the error is a reject's reason.
+fn parse_object(text: &str) -> Result<Fields<'_>, String> {
+    serde_json::from_str::<Object<'_>>(text)
+        .map(|object| object.0)
+        .map_err(|e| {
+            // The position's line is always 1: a syntax error tells its column
+            // alone, a value of another type (seen at its start) none.
+            let full = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            let message = full.strip_suffix(&at).unwrap_or(&full);
+            match e.classify() {
+                serde_json::error::Category::Data => format!("is not a JSON object: {message}"),
+                _ if message.len() < full.len() => {
+                    format!("is not valid JSON: {message} at column {}", e.column())
+                }
+                _ => format!("is not valid JSON: {message}"),
+            }
+        })
+}
+
+/// Each field's slot: a column's index, or the delete column's after them.
+/// A field the spec does not declare refuses the file or is dropped; a name
+/// written twice is a reject.
+fn place<'a>(
+    dataset: &Dataset,
+    number: u64,
+    fields: &Fields<'a>,
+) -> Result<Vec<Option<&'a RawValue>>, Failure> {
+    let delete = dataset.delete_when.as_ref().map(|d| d.column.as_str());
+    let mut slots = vec![None; dataset.width()];
+    let mut twice: Option<&str> = None;
+    let mut extras: Vec<&str> = Vec::new();
+    for (name, raw) in fields {
+        let slot = dataset
+            .column_index(name)
+            .or_else(|| (delete == Some(name.as_ref())).then_some(dataset.columns.len()));
+        match slot {
+            Some(s) => {
+                if slots[s].replace(*raw).is_some() {
+                    twice = twice.or(Some(name.as_ref()));
+                }
+            }
+            None => extras.push(name.as_ref()),
+        }
+    }
+    if !extras.is_empty() && dataset.extra_fields == ExtraFields::Refuse {
+        return Err(Failure::Refused(refusal(dataset, number, fields, &extras)));
+    }
+    if twice.is_none() && extras.len() > 1 {
+        let mut seen = HashSet::with_capacity(extras.len());
+        twice = extras.iter().copied().find(|name| !seen.insert(*name));
+    }
+    match twice {
+        Some(name) => Err(Failure::Rejected {
+            key: key_text(dataset, fields),
+            reason: format!("field {} appears twice", shown(name)),
+        }),
+        None => Ok(slots),
+    }
+}
+
+/// The refusal of a file whose line `number` has fields the spec does not declare.
+fn refusal(dataset: &Dataset, number: u64, fields: &Fields<'_>, extras: &[&str]) -> HeaderMismatch {
+    let mut seen = HashSet::new();
+    let unique: Vec<&str> = extras.iter().copied().filter(|n| seen.insert(*n)).collect();
+    let mut names: Vec<String> = unique.iter().take(NAMES_SHOWN).map(|n| shown(n)).collect();
+    if unique.len() > NAMES_SHOWN {
+        names.push(format!("and {} more", unique.len() - NAMES_SHOWN));
+    }
+    let problem = format!(
+        "line {number} has field(s) {} that the spec does not declare: declare them, or set \
+         extra_fields = \"ignore\" to drop them",
+        names.join(", ")
+    );
+    let found = fields.iter().map(|(name, _)| name.to_string()).collect();
+    HeaderMismatch::new(dataset, found, problem)
+}
+
+/// Appends the row of a line's placed fields to `out`: every column, then
+/// the delete flag when the dataset has `delete_when`. A delete reads its key
+/// and sequence alone; its other columns are null and not looked at.
+fn convert(
+    dataset: &Dataset,
+    slots: &[Option<&RawValue>],
+    out: &mut Vec<Value>,
+) -> Result<(), RejectReason> {
+    let flag = slots.get(dataset.columns.len()).copied().flatten();
+    let delete = dataset
+        .delete_when
+        .as_ref()
+        .map(|d| is_delete(d, flag))
+        .transpose()?;
+    for (i, column) in dataset.columns.iter().enumerate() {
+        if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
+            out.push(Value::Null);
+            continue;
+        }
+        out.push(value(column, slots.get(i).copied().flatten())?);
+    }
+    out.extend(delete.map(Value::Bool));
+    Ok(())
+}
+
+/// Whether the delete column's field marks a delete: a string by its text, a
+/// number or boolean as written; null or missing is not a delete.
+fn is_delete(delete: &DeleteWhen, raw: Option<&RawValue>) -> Result<bool, RejectReason> {
+    let Some(raw) = raw else {
+        return Ok(false);
+    };
+    let text = raw.get();
+    match Kind::of(text) {
+        Kind::Null => Ok(false),
+        Kind::String => Ok(delete.matches(&unescape(&delete.column, text)?)),
+        Kind::Number | Kind::Boolean => Ok(delete.matches(text)),
+        kind @ (Kind::Object | Kind::Array) => Err(RejectReason::Column {
+            name: delete.column.clone(),
+            detail: format!("is a JSON {kind}, expected a string, number or boolean"),
+        }),
+    }
+}
+
+/// A field's value as `column`'s type; `None` is a missing field.
+fn value(column: &Column, raw: Option<&RawValue>) -> Result<Value, RejectReason> {
+    let failed = |detail: String| RejectReason::Column {
+        name: column.name.clone(),
+        detail,
+    };
+    let Some(raw) = raw else {
+        return match column.nullable {
+            true => Ok(Value::Null),
+            false => Err(failed("is missing".to_string())),
+        };
+    };
+    let text = raw.get();
+    let kind = Kind::of(text);
+    let parsed = match (kind, column.ty) {
+        (Kind::Null, _) if column.nullable => return Ok(Value::Null),
+        (Kind::Null, _) => Err("is null".to_string()),
+        (Kind::String, _) => return column.parse(&unescape(&column.name, text)?).map_err(failed),
+        (Kind::Number, ColumnType::Int) => parse_integer(text, 32).map(Value::Int),
+        (Kind::Number, ColumnType::Bigint) => parse_integer(text, 64).map(Value::Int),
+        (Kind::Number, ColumnType::Double) => parse_double(text).map(Value::Double),
+        (Kind::Number, ColumnType::Decimal { precision, scale }) => {
+            parse_decimal(text, precision, scale).map(|units| Value::Decimal(units.into()))
+        }
+        (Kind::Boolean, ColumnType::Boolean) => Ok(Value::Bool(text == "true")),
+        (kind, ty) => Err(format!(
+            "is a JSON {kind}, expected {} ({ty} column)",
+            accepted(ty)
+        )),
+    };
+    parsed.map_err(failed)
+}
+
+/// The JSON values a column of type `ty` takes, in words.
+fn accepted(ty: ColumnType) -> &'static str {
+    match ty {
+        ColumnType::String | ColumnType::Date | ColumnType::Timestamp => "a string",
+        ColumnType::Boolean => "true, false or a string",
+        ColumnType::Int | ColumnType::Bigint | ColumnType::Double | ColumnType::Decimal { .. } => {
+            "a number or a string"
+        }
+    }
+}
+
+/// The text of a JSON string (`text` with its quotes), escapes resolved.
+fn unescape<'a>(name: &str, text: &'a str) -> Result<Cow<'a, str>, RejectReason> {
+    if !text.contains('\\') {
+        if let Some(inner) = text.get(1..text.len().saturating_sub(1)) {
+            return Ok(Cow::Borrowed(inner));
+        }
+    }
+    serde_json::from_str::<String>(text)
+        .map(Cow::Owned)
+        .map_err(|e| RejectReason::Column {
+            name: name.to_string(),
+            detail: format!("is not a valid JSON string: {e}"),
+        })
+}
+
+/// The key's field texts of a rejected line, joined by commas; `None` when
+/// all are missing, null or empty.
+fn key_text(dataset: &Dataset, fields: &Fields<'_>) -> Option<String> {
+    let texts: Vec<Cow<'_, str>> = dataset
+        .keys
+        .iter()
+        .map(|&k| {
+            let name = &dataset.columns[k].name;
+            match fields.iter().find(|(n, _)| n == name) {
+                None => Cow::Borrowed(""),
+                Some((_, raw)) => match Kind::of(raw.get()) {
+                    Kind::Null => Cow::Borrowed(""),
+                    Kind::String => unescape(name, raw.get()).unwrap_or(Cow::Borrowed(raw.get())),
+                    _ => Cow::Borrowed(raw.get()),
+                },
+            }
+        })
+        .collect();
+    texts.iter().any(|t| !t.is_empty()).then(|| texts.join(","))
+}
+
+/// What a JSON value is, told by its first character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Object,
+    Array,
+}
+
+impl Kind {
+    /// The kind of a valid JSON value's text (as a [`RawValue`] holds it: no
+    /// whitespace around it).
+    fn of(text: &str) -> Self {
+        match text.as_bytes().first() {
+            Some(b'n') => Self::Null,
+            Some(b't' | b'f') => Self::Boolean,
+            Some(b'"') => Self::String,
+            Some(b'{') => Self::Object,
+            Some(b'[') => Self::Array,
+            _ => Self::Number,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Null => "null",
+            Self::Boolean => "boolean",
+            Self::Number => "number",
+            Self::String => "string",
+            Self::Object => "object",
+            Self::Array => "array",
+        })
+    }
+}
+
+/// A line's object, read entry by entry so that no duplicate goes unseen
+/// (a map would keep the last).
+struct Object<'a>(Fields<'a>);
+
+impl<'de> Deserialize<'de> for Object<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of fields")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = Vec::new();
+        while let Some(Name(name)) = map.next_key()? {
+            fields.push((name, map.next_value::<&'de RawValue>()?));
+        }
+        Ok(Object(fields))
+    }
+}
+
+/// A field name, borrowed from the line unless it holds escapes.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
+struct NameVisitor;
+
+impl<'de> Visitor<'de> for NameVisitor {
+    type Value = Name<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
+        Ok(Name(Cow::Borrowed(name)))
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(Name(Cow::Owned(name.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! The MERGE of a round's files into a dataset's table: one file by the
+//! MERGE's own figures; several files, or a feed with deletes, replayed first
+//! against the rows (and remembered deletes) of the keys they touch, so that
+//! only the rows that end up changed are merged and each file has its own
+//! figures. The tombstones follow the table.
+
+use crate::ledger::FileKey;
+use crate::load::Parsed;
+use crate::merge::MergedFile;
+use crate::{Lake, LoadOptions};
+use deltaload_core::{attribute, MergeCounts, Value};
+use std::collections::HashMap;
+
+impl Lake {
+    /// MERGEs the files of a round in one commit. Returns each file's counts, and
+    /// whether they were recovered from the commit of an earlier, interrupted load
+    /// (searched for in the table's versions after `resume_from`, when given).
+    pub(crate) async fn merge_round(
+        &mut self,
+        ds: usize,
+        parsed: &[Parsed<'_>],
+        resume_from: Option<Option<u64>>,
+        loaded_at: i64,
+        opts: LoadOptions,
+    ) -> Result<(Vec<MergeCounts>, Vec<bool>), LakeError> {
+        let recovered = match resume_from {
+            None => HashMap::new(),
+            Some(from) => {
+                let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
+                self.find_merge_commits(ds, from, &keys).await?
+            }
+        };
+        let mut counts: Vec<Option<MergeCounts>> = parsed
+            .iter()
+            .map(|p| recovered.get(&p.candidate.key).map(|c| c.counts))
+            .collect();
+        let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
+        let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
+        let dataset = self.sets[ds].dataset.clone();
+        let tombstones = dataset.keeps_tombstones();
+        match pending.as_slice() {
+            [] if !tombstones => {}
+            [only] if dataset.delete_when.is_none() => {
+                // One file: the MERGE's own metrics are its counts.
+                let location = parsed[*only].candidate.key.0.as_str();
+                let rows: Vec<(&[Value], &str)> =
+                    parsed[*only].rows().map(|c| (c, location)).collect();
+                let files = [merged(parsed, *only, None)];
+                counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
+            }
+            _ => {
+                // The tombstones are those of every file of the round: the
+                // table may hold a recovered file's changes, but not yet
+                // the tombstones that go with them.
+                let replayed: Vec<usize> = match tombstones {
+                    true => (0..parsed.len()).collect(),
+                    false => pending.clone(),
+                };
+                let planned = self
+                    .planned_merge(ds, parsed, &replayed, &pending, loaded_at, opts)
+                    .await?;
+                for (i, c) in replayed.into_iter().zip(planned) {
+                    counts[i].get_or_insert(c);
+                }
+            }
+        }
+        let counts = counts.into_iter().map(Option::unwrap_or_default).collect();
+        Ok((counts, was_recovered))
+    }
+
+    /// Replays the files `replayed` against the rows and tombstones of the
+    /// keys they touch, merges the rows that change (when some of `pending`
+    /// are among them) and writes the tombstones. Returns each replayed file's counts.
+    async fn planned_merge(
+        &mut self,
+        ds: usize,
+        parsed: &[Parsed<'_>],
+        replayed: &[usize],
+        pending: &[usize],
+        loaded_at: i64,
+        opts: LoadOptions,
+    ) -> Result<Vec<MergeCounts>, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let mut keys: Vec<Vec<Value>> = replayed
+            .iter()
+            .flat_map(|&i| parsed[i].rows().map(|r| dataset.key_of(r)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let current = self.current_rows(ds, &keys).await?;
+        let dead = self.tombstones_of(ds, &keys).await?;
+        let lists: Vec<Vec<&[Value]>> = replayed
+            .iter()
+            .map(|&i| parsed[i].rows().collect())
+            .collect();
+        let plan = attribute(&dataset, &current, &dead, &lists);
+        let location = |k: usize| parsed[replayed[k]].candidate.key.0.as_str();
+        let files: Vec<MergedFile> = replayed
+            .iter()
+            .zip(&plan.per_file)
+            .filter(|(i, _)| pending.contains(i))
+            .map(|(&i, c)| merged(parsed, i, Some(*c)))
+            .collect();
+        if !files.is_empty() {
+            let rows: Vec<(&[Value], &str)> = plan
+                .winners
+                .iter()
+                .map(|(k, c)| (c.as_ref(), location(*k)))
+                .collect();
+            let (got, _) = self.merge_target(ds, &rows, &files, loaded_at).await?;
+            if got != plan.expected {
+                tracing::warn!(
+                    expected_inserted = plan.expected.inserted,
+                    expected_updated = plan.expected.updated,
+                    expected_deleted = plan.expected.deleted,
+                    inserted = got.inserted,
+                    updated = got.updated,
+                    deleted = got.deleted,
+                    "the MERGE changed other rows than the batch replay planned \
+                     (another writer changed these keys meanwhile?); \
+                     per-file figures follow the replay"
+                );
+            }
+        }
+        #[cfg(feature = "faults")]
+        if opts.fault == Some(crate::FaultPoint::BeforeTombstones) && !plan.tombstones.is_empty() {
+            eprintln!("fault injected: BeforeTombstones");
+            std::process::abort();
+        }
+        #[cfg(not(feature = "faults"))]
+        let _ = opts;
+        self.write_tombstones(ds, &plan.tombstones, location, &files, loaded_at)
+            .await?;
+        Ok(plan.per_file)
+    }
+}
+
+/// How a MERGE commit names file `i` of the round.
+fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -> MergedFile<'a> {
+    MergedFile {
+        location: &parsed[i].candidate.key.0,
+        content_id: &parsed[i].candidate.key.1,
+        counts,
+    }
+}
+
+use crate::error::LakeError;

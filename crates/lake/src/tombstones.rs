@@ -1,0 +1,119 @@
+//! The remembered deletes of a dataset (`tombstones_<name>`): read for the
+//! keys a load touches, and changed in one MERGE per load, after the table's,
+//! from the keys' newest changes, so that writing them again changes nothing.
+
+use crate::batches::{self, DELETE_FLAG};
+use crate::error::LakeError;
+use crate::keys::{key_join, KEYS};
+use crate::merge::{MergedFile, COMMIT_KEY};
+use crate::predicates::{join_predicate, sequence_predicate};
+use crate::schema::{quoted, tombstone_columns, TableName};
+use crate::table::query;
+use crate::Lake;
+use deltalake::datafusion::common::Column;
+use deltalake::kernel::transaction::CommitProperties;
+use deltaload_core::{Row, Tombstone, Value};
+use serde_json::json;
+
+impl Lake {
+    /// The tombstones of these keys (none for a dataset that keeps none).
+    pub(crate) async fn tombstones_of(
+        &mut self,
+        ds: usize,
+        keys: &[Vec<Value>],
+    ) -> Result<Vec<Row>, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let Some(table) = &self.sets[ds].tombstones else {
+            return Ok(Vec::new());
+        };
+        self.register_keys(&dataset, keys)?;
+        let columns: Vec<String> = tombstone_columns(&dataset)
+            .map(|i| format!("t.{}", quoted(&dataset.columns[i].name)))
+            .collect();
+        let name = TableName::Tombstones(dataset.clone());
+        let sql = format!(
+            "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
+            columns.join(", "),
+            name.sql(),
+            key_join(&dataset)
+        );
+        let found = query(&self.ctx, table, &name, &sql).await?;
+        let mut rows = Vec::new();
+        for batch in &found {
+            rows.extend(batches::tombstone_rows(&dataset, batch)?);
+        }
+        Ok(rows)
+    }
+
+    /// Applies `changes` to dataset `ds`'s tombstones in one MERGE (no commit
+    /// when there are none): a put is inserted, or replaces an older
+    /// tombstone; a clear removes the key's. The commit names `files`.
+    pub(crate) async fn write_tombstones<'a>(
+        &mut self,
+        ds: usize,
+        changes: &[Tombstone<'_>],
+        location: impl Fn(usize) -> &'a str,
+        files: &[MergedFile<'_>],
+        loaded_at: i64,
+    ) -> Result<(), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let (Some(table), false) = (&self.sets[ds].tombstones, changes.is_empty()) else {
+            return Ok(());
+        };
+        let name = TableName::Tombstones(dataset.clone());
+        let label = name.as_str();
+        let url = table.table_url().clone();
+        let rows: Vec<(&[Value], &str, bool)> = changes
+            .iter()
+            .map(|t| match t {
+                Tombstone::Put(file, row) => (*row, location(*file), true),
+                Tombstone::Clear(row) => (*row, "", false),
+            })
+            .collect();
+        let batch = batches::tombstones(&dataset, &rows, loaded_at)?;
+        let source = self
+            .ctx
+            .read_batch(batch)
+            .map_err(LakeError::query(&label))?;
+        let files: Vec<serde_json::Value> = files.iter().map(MergedFile::to_json).collect();
+        let props = CommitProperties::default()
+            .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
+        let flag = format!("s.{DELETE_FLAG}");
+        let newer = sequence_predicate(&dataset, false).unwrap_or_else(|| "TRUE".into());
+        let columns: Vec<String> = tombstone_columns(&dataset)
+            .map(|i| dataset.columns[i].name.clone())
+            .chain(["source_file".to_string(), "loaded_at".to_string()])
+            .collect();
+        let set = |c: &String| (Column::new_unqualified(c), format!("s.{}", quoted(c)));
+        let (table, _) = table
+            .clone()
+            .merge(source, join_predicate(&dataset, &[]))
+            .with_source_alias("s")
+            .with_target_alias("t")
+            .with_commit_properties(props)
+            .when_matched_delete(|d| d.predicate(format!("NOT {flag}")))
+            .and_then(|m| {
+                m.when_matched_update(|u| {
+                    let u = u.predicate(format!("{flag} AND ({newer})"));
+                    columns.iter().fold(u, |u, c| {
+                        let (column, value) = set(c);
+                        u.update(column, value)
+                    })
+                })
+            })
+            .and_then(|m| {
+                m.when_not_matched_insert(|i| {
+                    let i = i.predicate(flag.clone());
+                    columns.iter().fold(i, |i, c| {
+                        let (column, value) = set(c);
+                        i.set(column, value)
+                    })
+                })
+            })
+            .map_err(LakeError::delta(&label, &url))?
+            .await
+            .map_err(LakeError::delta(&label, &url))?;
+        self.sets[ds].tombstones = Some(table);
+        Ok(())
+    }
+}

@@ -1,0 +1,76 @@
+//! One record batch's rows: its columns converted, then each row assembled
+//! into a change of `width()` values or a reject with its row number, the row
+//! as JSON, its key and the first reason in declared column order.
+
+use crate::convert::{cells, delete_flags, Skip};
+use crate::raw::{key_text, row_json};
+use crate::schema::Plan;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use deltaload_core::{Dataset, ParsedFile, Reject, Value};
+
+/// Appends the rows of `batch` (whose first row is row `before + 1` of the
+/// file) to `parsed`. An error is a batch unlike the planned schema.
+pub(crate) fn read_batch(
+    dataset: &Dataset,
+    plan: &Plan,
+    batch: &RecordBatch,
+    before: u64,
+    parsed: &mut ParsedFile,
+) -> Result<(), String> {
+    let column = |at: usize| -> Result<&ArrayRef, String> {
+        batch
+            .columns()
+            .get(at)
+            .ok_or_else(|| format!("a row group has {} columns", batch.num_columns()))
+    };
+    let deletes = match (&dataset.delete_when, plan.delete) {
+        (Some(d), Some(at)) => Some(delete_flags(d, column(at)?.as_ref())?),
+        _ => None,
+    };
+    // A delete needs its key and sequence alone: the other columns are not read.
+    let needed: Vec<bool> = (0..dataset.columns.len())
+        .map(|i| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i))
+        .collect();
+    let mut converted = Vec::with_capacity(dataset.columns.len());
+    for (i, c) in dataset.columns.iter().enumerate() {
+        let at = *plan.columns.get(i).ok_or("a column was not planned")?;
+        let skip = Skip(if needed[i] { None } else { deletes.as_deref() });
+        converted.push(cells(c, column(at)?.as_ref(), skip)?.into_iter());
+    }
+    let keys: Vec<&dyn Array> = dataset
+        .keys
+        .iter()
+        .filter_map(|&k| plan.columns.get(k))
+        .filter_map(|&at| batch.columns().get(at))
+        .map(|a| a.as_ref())
+        .collect();
+    for row in 0..batch.num_rows() {
+        let delete = deletes.as_ref().map(|d| d.get(row).copied().unwrap_or(false));
+        let values = parsed.changes.values_mut();
+        let start = values.len();
+        let mut reason = None;
+        for ((column, cells), &needed) in dataset.columns.iter().zip(&mut converted).zip(&needed) {
+            let cell = cells.next().unwrap_or(Ok(Value::Null));
+            match cell {
+                _ if reason.is_some() => {}
+                _ if delete == Some(true) && !needed => values.push(Value::Null),
+                Ok(Value::Null) if !column.nullable => {
+                    reason = Some(format!("{} is null", column.name))
+                }
+                Ok(v) => values.push(v),
+                Err(detail) => reason = Some(format!("{} {detail}", column.name)),
+            }
+        }
+        values.extend(delete.map(Value::Bool));
+        if let Some(reason) = reason {
+            values.truncate(start);
+            parsed.rejects.push(Reject {
+                line: before + row as u64 + 1,
+                raw: row_json(batch, row),
+                key: key_text(&keys, row),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
