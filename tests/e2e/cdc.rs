@@ -86,6 +86,9 @@ async fn a_dms_feed_deletes_rows_and_a_late_older_update_stays_deleted() {
         figures.lines().next().unwrap().ends_with(",deleted"),
         "{figures}"
     );
+    let mut lake = sb.lake().await;
+    let unbalanced = lake.unbalanced_files("").await.unwrap();
+    assert_eq!(unbalanced, Vec::<String>::new(), "deletes balance");
     // Forgetting the tombstones gives up that guarantee: the late file, loaded
     // again, now brings Bob back.
     let maintained = ok(&sb, &["maintain", "--tombstone-retention-days", "0"]);

@@ -292,3 +292,24 @@ async fn a_delete_loaded_before_its_older_upsert_keeps_the_row_away_and_a_newer_
         "the newer change clears the tombstone: {dead:?}"
     );
 }
+
+/// A delete names its key and sequence only: the other columns, even those
+/// that may not be null, are absent from it and never reach the table.
+#[tokio::test]
+async fn a_delete_without_the_columns_that_may_not_be_null_removes_the_row() {
+    let text = format!(
+        "[[dataset]]\nname = \"inventory\"\nformat = \"jsonl\"\n{}",
+        INVENTORY.replace("name = \"qty\"\ntype = \"int\"\n", "name = \"qty\"\ntype = \"int\"\nnullable = false\n")
+    );
+    let spec = Spec::parse(&text, "inventory.toml").unwrap();
+    let sb = Sandbox::with_spec(spec.clone());
+    let upsert = sb.file("1.jsonl", r#"{"warehouse":"a","sku":1,"event_time":"2026-10-01T10:00:00","seq":0,"qty":3}"#);
+    let delete = sb.file("2.jsonl", r#"{"warehouse":"a","sku":1,"event_time":"2026-10-01T11:00:00","seq":0,"op":"d"}"#);
+    for path in [&upsert, &delete] {
+        let outcome = sb.load(path, false).await;
+        assert!(matches!(outcome, deltaload_lake::LoadOutcome::Loaded(_)), "{outcome:?}");
+    }
+    let d = spec.datasets[0].clone();
+    let rows = sb.rows(TableName::Target(d), "warehouse, sku").await;
+    assert!(rows.is_empty(), "{rows:?}");
+}

@@ -14,6 +14,7 @@ mod dead_letters;
 mod event_batches;
 mod events;
 mod format_events;
+mod format_refusals;
 mod hostile_objects;
 mod infra;
 mod lake_location;

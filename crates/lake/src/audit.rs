@@ -144,7 +144,8 @@ impl Lake {
         let sql = format!(
             "SELECT location FROM reconciliation WHERE starts_with(location, {}) AND \
              (NOT balanced OR records <> loaded + rejected \
-              OR loaded <> duplicates + inserted + updated + stale) ORDER BY location",
+              OR loaded <> duplicates + inserted + updated + stale + coalesce(deleted, 0)) \
+             ORDER BY location",
             sql_string(prefix)
         );
         let found = self.ask(&TableName::Reconciliation, &sql).await?;

@@ -34,14 +34,26 @@ pub(crate) fn target(
     rows: &[(&[Value], &str)],
     loaded_at: i64,
 ) -> Result<RecordBatch, LakeError> {
+    batch(
+        &TableName::Target(dataset.clone()),
+        target_columns(dataset, rows, loaded_at),
+    )
+}
+
+/// The arrays of [`target`].
+fn target_columns(
+    dataset: &Dataset,
+    rows: &[(&[Value], &str)],
+    loaded_at: i64,
+) -> Vec<ArrayRef> {
     let n = rows.len();
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 2);
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 3);
     for (i, column) in dataset.columns.iter().enumerate() {
         columns.push(values::array(column.ty, rows.iter().map(|(r, _)| &r[i])));
     }
     columns.push(strings(rows.iter().map(|(_, f)| Some(*f))));
     columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
-    batch(&TableName::Target(dataset.clone()), columns)
+    columns
 }
 
 /// The name of the MERGE source's column that marks a delete.
@@ -53,20 +65,21 @@ pub(crate) fn target_with_deletes(
     rows: &[(&[Value], &str)],
     loaded_at: i64,
 ) -> Result<RecordBatch, LakeError> {
-    let plain = target(dataset, rows, loaded_at)?;
-    let name = dataset.name.as_str();
-    let mut fields: Vec<Field> = plain
+    // Every column nullable: a delete holds its key and sequence only (it
+    // is never inserted, so no null reaches a column that may not hold one).
+    let mut fields: Vec<Field> = TableName::Target(dataset.clone())
         .schema()
         .fields()
         .iter()
-        .map(|f| f.as_ref().clone())
+        .map(|f| f.as_ref().clone().with_nullable(true))
         .collect();
     fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
-    let mut columns = plain.columns().to_vec();
+    let mut columns = target_columns(dataset, rows, loaded_at);
     columns.push(Arc::new(BooleanArray::from_iter(
         rows.iter().map(|(r, _)| Some(dataset.is_delete(r))),
     )));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(LakeError::arrow(name))
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(LakeError::arrow(dataset.name.as_str()))
 }
 
 /// Tombstones to write, as rows of `tombstones_<dataset>`, with [`DELETE_FLAG`]

@@ -9,7 +9,14 @@
 //! "ignore"` (then it is never decoded). Rows are read one record batch at a
 //! time, each column converted as a whole.
 //!
+//! A damaged file is refused, never a panic: the parquet crate asserts on
+//! some damage, so the metadata (`guard`) and each page (`pages`) are
+//! checked before it decodes them, and the Arrow schema a writer may embed
+//! is not read (arrow-ipc panics on a bad one): types come from the Parquet
+//! schema.
+//!
 //! - `guard`: what the parquet crate would assert of the metadata, checked first.
+//! - `pages`: the reader, its pages checked as they are read.
 //! - `schema`: the type check, and which file column feeds which.
 //! - `convert`: arrays converted to values, column by column.
 //! - `rows`: a batch's rows assembled into changes and rejects.
@@ -17,6 +24,7 @@
 
 mod convert;
 mod guard;
+mod pages;
 mod raw;
 mod rows;
 mod schema;
@@ -25,9 +33,9 @@ mod tests;
 
 use bytes::Bytes;
 use deltaload_core::{Dataset, HeaderMismatch, ParsedFile, Rows};
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
-use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use std::fmt::Display;
+use std::sync::Arc;
 
 /// Rows decoded at a time.
 const BATCH_ROWS: usize = 8192;
@@ -36,7 +44,7 @@ const BATCH_ROWS: usize = 8192;
 ///
 /// A file that is not readable Parquet, or whose schema does not hold the
 /// dataset's columns without loss, is refused before any row is read (or,
-/// for damage found in a later row group, once it is found).
+/// for damage found in a later page, once it is found).
 pub fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
     let unreadable = |found: &[String], e: &dyn Display| {
         schema::refusal(
@@ -45,28 +53,18 @@ pub fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, Heade
             format!("not a readable Parquet file: {e}"),
         )
     };
-    // The Arrow schema a writer may embed is not read: arrow-ipc panics on a bad one.
+    let bytes = Bytes::copy_from_slice(bytes);
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new_with_options(Bytes::copy_from_slice(bytes), options)
-            .map_err(|e| unreadable(&[], &e))?;
-    guard::check_metadata(builder.metadata(), bytes.len()).map_err(|e| unreadable(&[], &e))?;
-    let found: Vec<String> = builder
+    let meta = ArrowReaderMetadata::load(&bytes, options).map_err(|e| unreadable(&[], &e))?;
+    guard::check_metadata(meta.metadata(), bytes.len()).map_err(|e| unreadable(&[], &e))?;
+    let found: Vec<String> = meta
         .schema()
         .fields()
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let plan = schema::plan(dataset, builder.schema())?;
-    let root = builder.parquet_schema().root_schema();
-    if !root.is_group() || root.get_fields().len() != found.len() {
-        return Err(unreadable(&found, &"its schema's top-level columns do not match its Arrow schema"));
-    }
-    let mask = ProjectionMask::roots(builder.parquet_schema(), plan.read.iter().copied());
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_ROWS)
-        .build()
+    let plan = schema::plan(dataset, meta.schema())?;
+    let reader = pages::reader(bytes, Arc::clone(meta.metadata()), &plan.read, BATCH_ROWS)
         .map_err(|e| unreadable(&found, &e))?;
     let mut parsed = ParsedFile {
         changes: Rows::new(dataset.width()),

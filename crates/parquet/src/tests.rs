@@ -111,3 +111,54 @@ fn the_table_is_the_issues() {
         assert_eq!(accepted.join(", "), expected, "{ty}");
     }
 }
+
+/// Date64 and seconds reach the reader only through an embedded Arrow
+/// schema, which it does not read; their conversions are checked here.
+#[test]
+fn date64_and_second_conversions() {
+    use arrow_array::{Date64Array, TimestampSecondArray};
+    use deltaload_core::Value;
+    let date = column(ColumnType::Date);
+    let days = Date64Array::from(vec![Some(86_400_000), Some(1), None]);
+    let read = cells(&date, &days, Skip(None)).unwrap();
+    assert_eq!(read[0], Ok(Value::Date(1)));
+    assert_eq!(read[1], Err("\"1970-01-01T00:00:00.001Z\" is not a whole day".into()));
+    assert_eq!(read[2], Ok(Value::Null));
+    let ts = column(ColumnType::Timestamp);
+    let secs = TimestampSecondArray::from(vec![1, i64::MAX]);
+    let read = cells(&ts, &secs, Skip(None)).unwrap();
+    assert_eq!(read[0], Ok(Value::Timestamp(1_000_000)));
+    assert!(read[1].as_ref().is_err_and(|e| e.ends_with("is out of range")), "{read:?}");
+    let read = cells(&ts, &days, Skip(Some(&[false, true, false]))).unwrap();
+    assert_eq!(read, [Ok(Value::Timestamp(86_400_000_000)), Ok(Value::Null), Ok(Value::Null)]);
+}
+
+#[test]
+fn dictionaries_convert_each_value_once() {
+    use arrow_array::builder::StringDictionaryBuilder;
+    use arrow_array::types::Int8Type;
+    use deltaload_core::Value;
+    let mut b = StringDictionaryBuilder::<Int8Type>::new();
+    for v in [Some("1.5"), None, Some("x"), Some("1.5")] {
+        b.append_option(v);
+    }
+    let dict = b.finish();
+    let read = cells(&column(ColumnType::Double), &dict, Skip(None)).unwrap();
+    assert_eq!(read[0], Ok(Value::Double(1.5)));
+    assert_eq!(read[1], Ok(Value::Null));
+    assert!(read[2].is_err());
+    assert_eq!(read[3], Ok(Value::Double(1.5)));
+    let empty = arrow_array::DictionaryArray::<Int8Type>::try_new(
+        arrow_array::Int8Array::from(vec![None, None]),
+        Arc::new(arrow_array::StringArray::from(Vec::<&str>::new())),
+    )
+    .unwrap();
+    let read = cells(&column(ColumnType::String), &empty, Skip(None)).unwrap();
+    assert_eq!(read, [Ok(Value::Null), Ok(Value::Null)], "no values, all null");
+    let flags = crate::convert::delete_flags(
+        &deltaload_core::spec::DeleteWhen { column: "op".into(), values: vec!["x".into()] },
+        &dict,
+    )
+    .unwrap();
+    assert_eq!(flags, [false, false, true, false]);
+}

@@ -34,15 +34,24 @@ fn explore() {
         }
         *m.entry(key).or_default() += 1;
     }));
-    let d = inventory();
+    let mut inputs: Vec<(std::sync::Arc<deltaload_core::Dataset>, Vec<u8>)> = vec![(inventory(), file.clone())];
+    for e in std::fs::read_dir("../../fuzz/corpus/parquet").unwrap() {
+        let b = std::fs::read(e.unwrap().path()).unwrap();
+        let d = match b[0] % 3 { 0 => inventory(), 1 => inventory_ignoring_extras(), _ => readings() };
+        inputs.push((d, b[1..].to_vec()));
+    }
+    for (d, file) in inputs {
+    println!("input {} bytes", file.len());
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    let mut rnd = move || { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; seed };
     for i in 0..file.len() {
-        for bit in 0..8 {
+        for bit in 0..12 {
             let mut f = file.clone();
-            f[i] ^= 1 << bit;
+            match bit { 8 => f[i] = 0, 9 => f[i] = 0xff, 10 => f[i] = 0x7f, 11 => { for _ in 0..4 { let j = (rnd() as usize) % f.len(); f[j] = rnd() as u8; } } _ => f[i] ^= 1 << bit }
             let _ = std::panic::catch_unwind(|| deltaload_parquet::read_parquet(&d, &f));
         }
     }
+    }
     let _ = std::panic::take_hook();
     for (k, v) in sites.lock().unwrap().iter() { println!("{v:6} {k}"); }
-    println!("file {} bytes", file.len());
 }

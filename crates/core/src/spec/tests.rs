@@ -254,3 +254,49 @@ fn every_spec_error_names_the_line_and_the_fix() {
     assert!(err.message.contains("same source"), "{err}");
     assert!(parse("").unwrap_err().message.contains("no dataset"));
 }
+
+#[test]
+fn formats_deletes_and_extra_fields_are_checked_with_their_lines() {
+    let base = "[[dataset]]\nname = \"inventory\"\nkeys = [\"sku\"]\nsequence_by = [\"seq\"]\nEXTRA\n\
+                [[dataset.columns]]\nname = \"sku\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"seq\"\ntype = \"bigint\"\n";
+    let with = |extra: &str| parse(&base.replace("EXTRA", extra));
+    let ok = with("format = \"jsonl\"\nextra_fields = \"ignore\"\ndelete_when = { column = \"op\", in = [\"d\", \"delete\"] }").unwrap();
+    let d = &ok.datasets[0];
+    assert_eq!(d.format, Format::Jsonl);
+    assert_eq!(d.extra_fields, ExtraFields::Ignore);
+    assert_eq!(d.width(), 3, "the delete flag after the columns");
+    assert!(d.keeps_tombstones());
+    assert_eq!(d.tombstones_table(), "tombstones_inventory");
+    let defaults = with("").unwrap();
+    assert_eq!(defaults.datasets[0].format, Format::Csv);
+    assert_eq!(defaults.datasets[0].width(), 2);
+    let cases: &[(&str, usize, &str)] = &[
+        ("format = \"xml\"", 5, "unknown variant `xml`"),
+        ("extra_fields = \"keep\"", 5, "unknown variant `keep`"),
+        ("delete_when = { column = \"seq\", in = [\"d\"] }", 5, "is declared as column \"seq\""),
+        ("delete_when = { column = \"op\", in = [] }", 5, "lists no values"),
+        ("delete_when = { column = \"op\", values = [\"d\"] }", 5, "unknown field `values`"),
+        ("delete_when = { column = \"loaded_at\", in = [\"d\"] }", 5, "lineage column"),
+        ("format = \"parquet\"\n[dataset.csv]\nheader = \"exact\"", 6, "do not apply"),
+        ("delete_when = { column = \"op\", in = [\"d\"] }\n[dataset.csv]\nheader = \"none\"", 5, "needs the files' header"),
+    ];
+    for (extra, line, needle) in cases {
+        let e = with(extra).unwrap_err();
+        assert!(e.message.contains(needle), "{extra}: {e}");
+        assert_eq!(e.line, Some(*line), "{extra}: {e}");
+    }
+}
+
+#[test]
+fn at_an_equal_sequence_a_delete_wins_over_an_upsert_and_two_deletes_tie() {
+    let spec = parse("[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\nsequence_by = [\"s\"]\ndelete_when = { column = \"op\", in = [\"d\"] }\n\
+                      [[dataset.columns]]\nname = \"k\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"s\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"v\"\ntype = \"int\"\n").unwrap();
+    let d = &spec.datasets[0];
+    let row = |s: i64, v: i64, delete: bool| vec![Value::Int(1), Value::Int(s), Value::Int(v), Value::Bool(delete)];
+    assert!(d.replaces(&row(1, 0, true), &row(1, 9, false)));
+    assert!(!d.replaces(&row(1, 9, false), &row(1, 0, true)));
+    assert!(!d.replaces(&row(1, 0, true), &row(1, 5, true)));
+    assert!(d.replaces(&row(2, 0, false), &row(1, 0, true)));
+    assert!(d.replaces(&row(1, 2, false), &row(1, 1, false)));
+    assert!(d.newest_wins_rule().contains("a delete wins over an upsert"));
+}
