@@ -113,7 +113,7 @@ async fn a_load_with_deletes_killed_at_any_step_then_rerun_equals_a_clean_load()
     for point in [
         "after-read",
         "after-rejected",
-        "before-tombstones",
+        "after-tombstones",
         "after-orders",
         "after-reconciliation",
         "after-ledger",

@@ -313,3 +313,49 @@ async fn a_delete_without_the_columns_that_may_not_be_null_removes_the_row() {
     let rows = sb.rows(TableName::Target(d), "warehouse, sku").await;
     assert!(rows.is_empty(), "{rows:?}");
 }
+
+/// Four writers load the same files of upserts and deletes at once, each in
+/// its own order: every file loads once, and the table and the tombstones are
+/// those of the model (a writer reading between another's tombstone and table
+/// commits sees the tombstone first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_loading_upserts_and_deletes_in_different_orders_give_the_model() {
+    let c = |sku, hour, seq, qty, op| Change { warehouse: "a", sku, hour, seq, qty, op };
+    let files: Vec<Vec<Change>> = vec![
+        vec![c(1, 1, 0, None, Some("d")), c(2, 0, 0, Some(1), None)],
+        vec![c(1, 0, 1, Some(2), None), c(2, 1, 0, None, Some("delete"))],
+        vec![c(1, 1, 0, Some(3), Some("u")), c(2, 1, 1, Some(4), None), c(3, 0, 0, Some(5), None)],
+        vec![c(3, 1, 0, None, Some("d")), c(1, 1, 1, Some(6), None)],
+    ];
+    let spec = spec("jsonl");
+    let sb = Sandbox::with_spec(spec.clone());
+    let sources: Vec<deltaload_lake::SourceFile> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let path = sb.file(&format!("f{i}.jsonl"), file_bytes("jsonl", f));
+            deltaload_lake::SourceFile {
+                location: deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
+                bytes: std::fs::read(&path).unwrap(),
+                etag: None,
+                version_id: None,
+            }
+        })
+        .collect();
+    sb.lake().await; // the tables exist before the writers race
+    let orders: [[usize; 4]; 4] = [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]];
+    let writers = orders.iter().enumerate().map(|(w, order)| {
+        let files: Vec<_> = order.iter().map(|&i| sources[i].clone()).collect();
+        let (root, spec) = (sb.root.clone(), spec.clone());
+        tokio::spawn(async move {
+            let mut lake = deltaload_lake::Lake::open_spec(&root, &spec).await.unwrap();
+            deltaload_tests::load_one_by_one(&mut lake, w as u64, files).await
+        })
+    });
+    let loaded: usize = futures::future::join_all(writers).await.into_iter().map(|r| r.unwrap()).sum();
+    assert_eq!(loaded, files.len(), "each file loads once");
+    let d = spec.datasets[0].clone();
+    let rows = sb.rows(TableName::Target(d.clone()), "warehouse, sku, event_time, seq, qty").await;
+    let dead = sb.rows(TableName::Tombstones(d), "warehouse, sku, event_time, seq").await;
+    assert_eq!((rows, dead), model(&files));
+}

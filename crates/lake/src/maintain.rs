@@ -201,12 +201,26 @@ async fn expire_tombstones(
     let at = ScalarValue::TimestampMicrosecond(Some(cutoff.timestamp_micros()), Some("UTC".into()));
     let predicate = col("loaded_at").lt(lit(at));
     let url = table.table_url().clone();
-    let (expired, metrics) = table
-        .clone()
-        .delete()
-        .with_predicate(predicate)
-        .await
-        .map_err(LakeError::delta(&name.as_str(), &url))?;
-    *table = expired;
-    Ok(metrics.num_deleted_rows.unwrap_or(0) as u64)
+    let mut attempt = 0;
+    loop {
+        let result = table
+            .clone()
+            .delete()
+            .with_predicate(predicate.clone())
+            .await
+            .map_err(LakeError::delta(&name.as_str(), &url));
+        match result {
+            Ok((expired, metrics)) => {
+                *table = expired;
+                return Ok(metrics.num_deleted_rows.unwrap_or(0) as u64);
+            }
+            // A load wrote tombstones meanwhile: expire again from its version.
+            Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
+                attempt += 1;
+                tokio::time::sleep(backoff(attempt)).await;
+                refresh(table, name).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }

@@ -47,8 +47,8 @@ pub enum FaultPoint {
     AfterOrders,
     AfterReconciliation,
     AfterLedger,
-    /// Between the dataset table's MERGE and the tombstones' (datasets with deletes).
-    BeforeTombstones,
+    /// Between the new tombstones' MERGE and the dataset table's (datasets with deletes).
+    AfterTombstones,
     /// After the batch loaded and before its messages are deleted (`serve`).
     BeforeDelete,
 }
@@ -63,7 +63,7 @@ impl FaultPoint {
             "after-orders" => Self::AfterOrders,
             "after-reconciliation" => Self::AfterReconciliation,
             "after-ledger" => Self::AfterLedger,
-            "before-tombstones" => Self::BeforeTombstones,
+            "after-tombstones" => Self::AfterTombstones,
             "before-delete" => Self::BeforeDelete,
             _ => return None,
         })

@@ -2,13 +2,14 @@
 //! MERGE's own figures; several files, or a feed with deletes, replayed first
 //! against the rows (and remembered deletes) of the keys they touch, so that
 //! only the rows that end up changed are merged and each file has its own
-//! figures. The tombstones follow the table.
+//! figures. New tombstones are written before the table's MERGE, forgotten
+//! ones removed after it.
 
 use crate::ledger::FileKey;
 use crate::load::Parsed;
 use crate::merge::MergedFile;
 use crate::{Lake, LoadOptions};
-use deltaload_core::{attribute, MergeCounts, Value};
+use deltaload_core::{attribute, MergeCounts, Tombstone, Value};
 use std::collections::HashMap;
 
 impl Lake {
@@ -101,6 +102,23 @@ impl Lake {
             .filter(|(i, _)| pending.contains(i))
             .map(|(&i, c)| merged(parsed, i, Some(*c)))
             .collect();
+        // Deletes are remembered before the table loses their rows, and
+        // forgotten after it regains them: whatever another writer reads in
+        // between, the newer of a key's row and tombstone is right.
+        let (puts, clears): (Vec<Tombstone>, Vec<Tombstone>) = plan
+            .tombstones
+            .iter()
+            .cloned()
+            .partition(|t| matches!(t, Tombstone::Put(..)));
+        self.write_tombstones(ds, &puts, location, &files, loaded_at)
+            .await?;
+        #[cfg(feature = "faults")]
+        if opts.fault == Some(crate::FaultPoint::AfterTombstones) && !puts.is_empty() {
+            eprintln!("fault injected: AfterTombstones");
+            std::process::abort();
+        }
+        #[cfg(not(feature = "faults"))]
+        let _ = opts;
         if !files.is_empty() {
             let rows: Vec<(&[Value], &str)> = plan
                 .winners
@@ -122,14 +140,7 @@ impl Lake {
                 );
             }
         }
-        #[cfg(feature = "faults")]
-        if opts.fault == Some(crate::FaultPoint::BeforeTombstones) && !plan.tombstones.is_empty() {
-            eprintln!("fault injected: BeforeTombstones");
-            std::process::abort();
-        }
-        #[cfg(not(feature = "faults"))]
-        let _ = opts;
-        self.write_tombstones(ds, &plan.tombstones, location, &files, loaded_at)
+        self.write_tombstones(ds, &clears, location, &files, loaded_at)
             .await?;
         Ok(plan.per_file)
     }

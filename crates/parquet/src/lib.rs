@@ -17,6 +17,7 @@
 //!
 //! - `guard`: what the parquet crate would assert of the metadata, checked first.
 //! - `pages`: the reader, its pages checked as they are read.
+//! - `levels`: the level and index runs of a page, checked and counted.
 //! - `schema`: the type check, and which file column feeds which.
 //! - `convert`: arrays converted to values, column by column.
 //! - `rows`: a batch's rows assembled into changes and rejects.
@@ -24,6 +25,7 @@
 
 mod convert;
 mod guard;
+mod levels;
 mod pages;
 mod raw;
 mod rows;

@@ -6,7 +6,8 @@
 //! Checked: a page using a dictionary comes after its chunk's dictionary
 //! page; the level and dictionary-index runs (RLE / bit-packed hybrid) lie
 //! within the page, with a bit width that fits; a page (data or dictionary)
-//! of no values holds no value bytes.
+//! of no values holds no value bytes; split byte streams hold a value for
+//! each level that is not null.
 
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowGroups};
@@ -16,6 +17,7 @@ use parquet::column::page::{Page, PageIterator, PageMetadata, PageReader};
 use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::serialized_reader::SerializedPageReader;
+use crate::levels::{bit_width, prefixed, runs, tail, v1_levels};
 use parquet::schema::types::ColumnDescPtr;
 use std::sync::Arc;
 
@@ -179,12 +181,15 @@ impl Pages {
                 let n = *num_values as usize;
                 let mut at = 0;
                 if rep > 0 {
-                    at += v1_levels(tail(buf, at), *rep_level_encoding, rep, n)?;
+                    at += v1_levels(tail(buf, at), *rep_level_encoding, rep, n)?.0;
                 }
+                // Without definition levels every value is there.
+                let mut present = n;
                 if def > 0 {
-                    at += v1_levels(tail(buf, at), *def_level_encoding, def, n)?;
+                    let (taken, at_max) = v1_levels(tail(buf, at), *def_level_encoding, def, n)?;
+                    (at, present) = (at + taken, at_max);
                 }
-                self.values(*encoding, tail(buf, at), n)
+                self.values(*encoding, tail(buf, at), n, present)
             }
             Page::DataPageV2 {
                 buf,
@@ -207,13 +212,21 @@ impl Pages {
                 if def > 0 {
                     runs(&buf[r..levels], bit_width(def))?;
                 }
-                self.values(*encoding, &buf[levels..], values as usize)
+                let values = values as usize;
+                self.values(*encoding, &buf[levels..], values, values)
             }
         }
     }
 
-    /// The values of a data page: at most `count` of them in `data`.
-    fn values(&self, encoding: Encoding, data: &[u8], count: usize) -> Result<(), String> {
+    /// The values of a data page in `data`: `count` as its header says, of
+    /// which the levels make `present` not null.
+    fn values(
+        &self,
+        encoding: Encoding,
+        data: &[u8],
+        count: usize,
+        present: usize,
+    ) -> Result<(), String> {
         match encoding {
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
                 if !self.dictionary {
@@ -224,8 +237,21 @@ impl Pages {
                         Err(format!("a data page's dictionary indexes are {width} bits wide"))
                     }
                     Some((&width, rest)) => runs(rest, width),
-                    None => Ok(()),
+                    None => Err("a data page lacks its dictionary indexes' bit width".into()),
                 }
+            }
+            // The decoder splits the bytes into one stream per byte of a value.
+            Encoding::BYTE_STREAM_SPLIT => {
+                let size = match self.column.physical_type() {
+                    PhysicalType::INT32 | PhysicalType::FLOAT => 4,
+                    PhysicalType::INT64 | PhysicalType::DOUBLE => 8,
+                    PhysicalType::FIXED_LEN_BYTE_ARRAY => self.column.type_length().max(1) as usize,
+                    _ => return Ok(()),
+                };
+                if data.len() / size < present {
+                    return Err("a data page's split byte streams hold fewer values than its levels".into());
+                }
+                Ok(())
             }
             Encoding::PLAIN if count == 0 && !data.is_empty() => {
                 Err("a data page of no values holds value bytes".into())
@@ -235,99 +261,5 @@ impl Pages {
             }
             _ => Ok(()),
         }
-    }
-}
-
-fn tail(buf: &[u8], at: usize) -> &[u8] {
-    buf.get(at..).unwrap_or_default()
-}
-
-/// The bits a level of at most `max` takes.
-fn bit_width(max: i16) -> u8 {
-    (16 - max.max(0).leading_zeros()) as u8
-}
-
-/// A stream after its 4-byte little-endian length: (bytes taken, the stream).
-fn prefixed(data: &[u8]) -> Result<(usize, &[u8]), String> {
-    let short = || "a page's levels or values are cut short".to_string();
-    let (len, rest) = data.split_first_chunk::<4>().ok_or_else(short)?;
-    let len = usize::try_from(u32::from_le_bytes(*len)).map_err(|_| short())?;
-    let stream = rest.get(..len).ok_or_else(short)?;
-    Ok((len + 4, stream))
-}
-
-/// Version 1 levels of `n` values at the front of `data`: the bytes they take.
-fn v1_levels(data: &[u8], encoding: Encoding, max: i16, n: usize) -> Result<usize, String> {
-    #[allow(deprecated)]
-    match encoding {
-        Encoding::RLE => {
-            let (taken, stream) = prefixed(data)?;
-            runs(stream, bit_width(max))?;
-            Ok(taken)
-        }
-        Encoding::BIT_PACKED => {
-            let bytes = n
-                .checked_mul(usize::from(bit_width(max)))
-                .map(|bits| bits.div_ceil(8))
-                .filter(|&b| b <= data.len());
-            bytes.ok_or_else(|| "a page's bit-packed levels are cut short".to_string())
-        }
-        other => Err(format!("a page's levels are encoded as {other}")),
-    }
-}
-
-/// Checks an RLE / bit-packed hybrid stream of `width`-bit values: every
-/// run's bytes are there.
-fn runs(mut data: &[u8], width: u8) -> Result<(), String> {
-    let value_bytes = usize::from(width).div_ceil(8);
-    while !data.is_empty() {
-        let (header, used) = uleb128(data)?;
-        data = tail(data, used);
-        let len = if header & 1 == 1 {
-            // Groups of 8 values of `width` bits: `width` bytes each.
-            usize::try_from(header >> 1)
-                .ok()
-                .and_then(|groups| groups.checked_mul(usize::from(width)))
-        } else {
-            Some(value_bytes)
-        };
-        match len {
-            Some(len) if len <= data.len() => data = tail(data, len),
-            _ => return Err("a run of encoded values is cut short".into()),
-        }
-    }
-    Ok(())
-}
-
-/// An unsigned LEB128 varint of at most 64 bits: (value, bytes taken).
-fn uleb128(data: &[u8]) -> Result<(u64, usize), String> {
-    let mut value = 0u64;
-    for (i, &byte) in data.iter().enumerate().take(10) {
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Ok((value, i + 1));
-        }
-    }
-    Err("a run header is cut short".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_must_lie_within_their_stream() {
-        assert_eq!(runs(&[], 1), Ok(()));
-        // RLE run of 4 values of 3 bits: one value byte.
-        assert_eq!(runs(&[8, 5], 3), Ok(()));
-        assert!(runs(&[8], 3).is_err());
-        // Two bit-packed groups of 2 bits: 4 bytes.
-        assert_eq!(runs(&[5, 0, 0, 0, 0], 2), Ok(()));
-        assert!(runs(&[5, 0, 0, 0], 2).is_err());
-        assert!(runs(&[0xff; 11], 2).is_err(), "an endless header");
-        assert!(runs(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], 32).is_err());
-        assert_eq!(bit_width(1), 1);
-        assert_eq!(bit_width(3), 2);
-        assert_eq!(bit_width(4), 3);
     }
 }

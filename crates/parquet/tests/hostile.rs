@@ -84,21 +84,49 @@ proptest! {
     }
 }
 
-/// Found by the proptests, each a panic inside the parquet crate or
-/// arrow-ipc on a damaged file, now a refusal: an embedded Arrow schema with
-/// a decimal precision beyond 255; a column chunk at a negative offset; a
-/// page using a dictionary its chunk lacks; a dictionary page of no values
-/// holding bytes (a division by zero); level runs longer than their page; a
-/// dictionary index wider than 32 bits. Every single-bit flip of a small
-/// file is refused or read, never a panic.
+/// Found by the proptests and by flipping bits of the fuzz corpus, each a
+/// panic inside the parquet crate or arrow-ipc on a damaged file, now a
+/// refusal: an embedded Arrow schema with a decimal precision beyond 255; a
+/// column chunk at a negative offset; a page using a dictionary its chunk
+/// lacks; a dictionary page of no values holding bytes (a division by zero);
+/// level runs longer than their page; dictionary indexes wider than 32 bits
+/// or without their bit width; split byte streams shorter than the levels
+/// say. Every single-bit flip of each small file is refused or read, never
+/// a panic.
 #[test]
 fn every_bit_flip_of_a_file_is_survived() {
-    let file = valid();
-    for i in 0..file.len() {
-        for bit in 0..8 {
-            let mut flipped = file.clone();
-            flipped[i] ^= 1 << bit;
-            let _ = read_parquet(&inventory(), &flipped);
+    let mut files = vec![(0, "inventory", valid().clone())];
+    files.extend(corpus());
+    for (byte, _, file) in files {
+        let dataset = [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
+        for i in 0..file.len() {
+            for bit in 0..8 {
+                let mut flipped = file.clone();
+                flipped[i] ^= 1 << bit;
+                let _ = read_parquet(&dataset, &flipped);
+            }
         }
+    }
+}
+
+/// Writes the fuzz target's seed corpus: `cargo test -p deltaload-parquet
+/// --test hostile -- --ignored`.
+#[test]
+#[ignore]
+fn write_fuzz_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/parquet");
+    for (byte, name, bytes) in corpus() {
+        let mut data = vec![byte];
+        data.extend(bytes);
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+}
+
+#[test]
+fn the_corpus_reads() {
+    for (byte, name, file) in corpus() {
+        let dataset = [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
+        let p = read_parquet(&dataset, &file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(p.changes.len() >= 2, "{name}: {:?}", p.rejects);
     }
 }

@@ -100,8 +100,11 @@ fn dataset_name<'a>(src: &Source<'_>, raw: &'a Spanned<String>) -> Result<&'a St
     if !valid_name(name) {
         return Err(src.error(Some(raw.span()), format!("dataset name {name:?} must be a lower-case letter then lower-case letters, digits or _ (it names the table)")));
     }
-    if RESERVED_NAMES.contains(&name.as_str()) || name.starts_with("rejected_") {
-        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*): choose another")));
+    if RESERVED_NAMES.contains(&name.as_str())
+        || name.starts_with("rejected_")
+        || name.starts_with("tombstones_")
+    {
+        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*, tombstones_*): choose another")));
     }
     Ok(name)
 }

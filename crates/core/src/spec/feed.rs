@@ -36,6 +36,15 @@ pub(super) fn feed(
         None | Some(RawExtraFields::Refuse) => ExtraFields::Refuse,
         Some(RawExtraFields::Ignore) => ExtraFields::Ignore,
     };
+    if let (Some(_), Format::Csv) = (d.extra_fields, format) {
+        return Err(src.error(
+            Some(d.name.span()),
+            format!(
+                "dataset {name:?} reads CSV files, whose header must hold the declared columns: \
+                 extra_fields applies to format = \"jsonl\" and \"parquet\"; remove it"
+            ),
+        ));
+    }
     let delete_when = match &d.delete_when {
         None => None,
         Some(raw) => Some(delete_when(src, d, raw, columns)?),

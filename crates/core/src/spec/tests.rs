@@ -273,6 +273,7 @@ fn formats_deletes_and_extra_fields_are_checked_with_their_lines() {
     let cases: &[(&str, usize, &str)] = &[
         ("format = \"xml\"", 5, "unknown variant `xml`"),
         ("extra_fields = \"keep\"", 5, "unknown variant `keep`"),
+        ("extra_fields = \"ignore\"", 2, "applies to format = \"jsonl\""),
         ("delete_when = { column = \"seq\", in = [\"d\"] }", 5, "is declared as column \"seq\""),
         ("delete_when = { column = \"op\", in = [] }", 5, "lists no values"),
         ("delete_when = { column = \"op\", values = [\"d\"] }", 5, "unknown field `values`"),
