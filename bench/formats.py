@@ -287,7 +287,7 @@ def main(argv):
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     helper = work / "py_load_formats.py"
-    helper.write_text(f"SHARED = {str(SHARED)!r}\n" + HELPER)
+    helper.write_text(HELPER.replace("import sys\n", f"import sys\n\nSHARED = {str(SHARED)!r}\n", 1))
 
     # the data: generated once, converted once (neither is measured)
     data = work / f"data-formats-{args.rows}-{args.orders}"
@@ -407,9 +407,6 @@ def main(argv):
             problems.append(f"{fmt}: the two tools' tables differ")
         if {c[1:] for c in outcome[(fmt, "deltaload")]} != {c[1:] for c in outcome[(fmt, "baseline")]}:
             problems.append(f"{fmt}: the tools' updated/added counts differ")
-        if outcome[(fmt, "deltaload")] != outcome[(fmt, "baseline")]:
-            if {c[0] for c in outcome[(fmt, "deltaload")]} != {c[0] for c in outcome[(fmt, "baseline")]}:
-                problems.append(f"{fmt}: the tools' rejected counts differ")
     if len(all_tables) > 1:
         problems.append(f"the formats do not all end in the same table: {sorted(all_tables)}")
     expected_rejects = {"csv": summary["dropped"], "jsonl": 0, "parquet": 0}

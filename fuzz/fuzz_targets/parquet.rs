@@ -77,7 +77,11 @@ fn datasets() -> &'static Vec<Arc<Dataset>> {
             READINGS.to_string(),
         ]
         .iter()
-        .flat_map(|text| Spec::parse(text, "fuzz.toml").expect("the fuzz spec parses").datasets)
+        .flat_map(|text| {
+            Spec::parse(text, "fuzz.toml")
+                .expect("the fuzz spec parses")
+                .datasets
+        })
         .collect()
     })
 }
@@ -92,16 +96,26 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut last = 0;
     for reject in &file.rejects {
-        assert!(reject.line >= 1 && reject.line > last, "line {} after {last}", reject.line);
+        assert!(
+            reject.line >= 1 && reject.line > last,
+            "line {} after {last}",
+            reject.line
+        );
         assert!(!reject.reason.is_empty());
         last = reject.line;
     }
     for row in file.changes.iter() {
         assert_eq!(row.len(), dataset.width());
-        assert!(dataset.keys.iter().all(|&k| !row[k].is_null()), "a null key");
+        assert!(
+            dataset.keys.iter().all(|&k| !row[k].is_null()),
+            "a null key"
+        );
     }
     let newest = newest_of(dataset, &file.changes);
-    let mut keys: Vec<_> = newest.iter().map(|&i| dataset.key_of(file.changes.row(i))).collect();
+    let mut keys: Vec<_> = newest
+        .iter()
+        .map(|&i| dataset.key_of(file.changes.row(i)))
+        .collect();
     let before = keys.len();
     keys.sort();
     keys.dedup();

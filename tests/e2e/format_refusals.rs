@@ -8,7 +8,8 @@ use deltaload_tests::{stderr, stdout, Sandbox};
 
 fn sandbox(format: &str, extra: &str) -> Sandbox {
     let sb = Sandbox::new();
-    let spec = format!("[[dataset]]\nname = \"inventory\"\nformat = \"{format}\"\n{extra}{INVENTORY}");
+    let spec =
+        format!("[[dataset]]\nname = \"inventory\"\nformat = \"{format}\"\n{extra}{INVENTORY}");
     std::fs::write(sb.dir.path().join("spec.toml"), spec).unwrap();
     sb
 }
@@ -18,7 +19,11 @@ fn load(sb: &Sandbox, file: &str) -> std::process::Output {
 }
 
 fn ledger(sb: &Sandbox) -> String {
-    let out = deltaload(sb, &["--spec", "spec.toml", "show", "ledger", "--format", "csv"], None);
+    let out = deltaload(
+        sb,
+        &["--spec", "spec.toml", "show", "ledger", "--format", "csv"],
+        None,
+    );
     stdout(&out)
 }
 
@@ -30,14 +35,18 @@ fn wide_qty() -> Vec<u8> {
     let columns: Vec<(&str, ArrayRef)> = vec![
         ("warehouse", Arc::new(StringArray::from(vec!["a"]))),
         ("sku", Arc::new(Int64Array::from(vec![1]))),
-        ("event_time", Arc::new(StringArray::from(vec!["2026-10-01T10:00:00"]))),
+        (
+            "event_time",
+            Arc::new(StringArray::from(vec!["2026-10-01T10:00:00"])),
+        ),
         ("seq", Arc::new(Int64Array::from(vec![0]))),
         ("qty", Arc::new(Int64Array::from(vec![5]))),
         ("op", Arc::new(StringArray::from(vec![None::<&str>]))),
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
     let mut out = Vec::new();
-    let mut w = deltalake::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    let mut w =
+        deltalake::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
     out
@@ -52,14 +61,27 @@ fn parquet_files_of_the_wrong_types_or_truncated_are_refused_with_the_column_and
     let wide = load(&sb, "raw/wide.parquet");
     assert_eq!(wide.status.code(), Some(2), "{}", stderr(&wide));
     let reason = stderr(&wide);
-    assert!(reason.contains("\"sku\"") || reason.contains("\"qty\""), "{reason}");
-    assert!(reason.contains("Int64") && reason.contains("int"), "{reason}");
+    assert!(
+        reason.contains("\"sku\"") || reason.contains("\"qty\""),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("Int64") && reason.contains("int"),
+        "{reason}"
+    );
     let cut = load(&sb, "raw/cut.parquet");
     assert_eq!(cut.status.code(), Some(2), "{}", stderr(&cut));
-    assert!(stderr(&cut).to_lowercase().contains("parquet"), "{}", stderr(&cut));
+    assert!(
+        stderr(&cut).to_lowercase().contains("parquet"),
+        "{}",
+        stderr(&cut)
+    );
     let ledger = ledger(&sb);
     assert_eq!(ledger.matches(",refused,").count(), 2, "{ledger}");
-    assert!(ledger.contains("Int64"), "the ledger keeps the reason: {ledger}");
+    assert!(
+        ledger.contains("Int64"),
+        "the ledger keeps the reason: {ledger}"
+    );
 }
 
 #[test]
@@ -73,13 +95,32 @@ fn json_lines_with_undeclared_fields_are_refused_unless_ignored_and_bad_lines_ar
     refusing.file("f.jsonl", lines);
     let out = load(&refusing, "raw/f.jsonl");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("\"note\"") && stderr(&out).contains("extra_fields"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("\"note\"") && stderr(&out).contains("extra_fields"),
+        "{}",
+        stderr(&out)
+    );
     let ignoring = sandbox("jsonl", "extra_fields = \"ignore\"\n");
     ignoring.file("f.jsonl", lines);
     let out = load(&ignoring, "raw/f.jsonl");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains(": 4 rejected, 0 updated, 1 added, 0 deleted"), "{}", stdout(&out));
-    let rejects = deltaload(&ignoring, &["--spec", "spec.toml", "show", "rejected_inventory", "--format", "csv"], None);
+    assert!(
+        stdout(&out).contains(": 4 rejected, 0 updated, 1 added, 0 deleted"),
+        "{}",
+        stdout(&out)
+    );
+    let rejects = deltaload(
+        &ignoring,
+        &[
+            "--spec",
+            "spec.toml",
+            "show",
+            "rejected_inventory",
+            "--format",
+            "csv",
+        ],
+        None,
+    );
     let rejects = stdout(&rejects);
     for needle in ["qty", "appears twice", "line_number", "EOF"] {
         assert!(rejects.contains(needle), "{needle}: {rejects}");

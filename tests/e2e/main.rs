@@ -1,16 +1,16 @@
 //! The end-to-end suite of deltaload, one test binary (run with `./test`).
 
 mod batches;
+mod cdc;
 mod compressed;
 mod concurrency;
 mod crash;
 mod crash_events;
 mod dataset_events;
 mod dataset_permutations;
-mod cdc;
 mod datasets;
-mod deletes;
 mod dead_letters;
+mod deletes;
 mod event_batches;
 mod events;
 mod format_events;

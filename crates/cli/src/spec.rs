@@ -27,17 +27,39 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
         .source
         .as_deref()
         .unwrap_or("none (loads with `load --dataset` only)");
+    let mut tables = vec![d.name.clone(), d.rejected_table()];
+    if d.keeps_tombstones() {
+        tables.push(d.tombstones_table());
+    }
     out!(
-        "dataset {}: tables {}, {}; source {source}",
+        "dataset {}: tables {}; source {source}",
         d.name,
-        d.name,
-        d.rejected_table()
+        tables.join(", ")
     );
     out!("  keys: {}", d.names(&d.keys).join(", "));
     out!("  newest wins: {}", d.newest_wins_rule());
     out!("  an update sets: {}", d.names(&d.update).join(", "));
     if !d.partition_by.is_empty() {
         out!("  partition_by: {}", d.names(&d.partition_by).join(", "));
+    }
+    if let Some(del) = &d.delete_when {
+        let kept = match d.sequence_by.is_empty() {
+            true => "no sequence_by: the later load wins, no tombstones",
+            false => "remembered in the tombstones table",
+        };
+        out!(
+            "  deletes: a change whose {:?} is one of {:?} ({kept})",
+            del.column,
+            del.values
+        );
+    }
+    if d.format != deltaload_core::spec::Format::Csv {
+        let extra = match d.extra_fields {
+            deltaload_core::spec::ExtraFields::Refuse => "refused",
+            deltaload_core::spec::ExtraFields::Ignore => "ignored",
+        };
+        out!("  format: {}, undeclared fields {extra}", d.format.as_str());
+        return columns(d);
     }
     let header = match d.csv.header {
         HeaderMode::Exact => "exact",
@@ -53,6 +75,10 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
         d.csv.null_if,
         d.csv.encoding.as_str()
     );
+    columns(d)
+}
+
+fn columns(d: &Dataset) -> std::io::Result<()> {
     out!("  columns:");
     for c in &d.columns {
         let mut notes = vec![if c.nullable { "nullable" } else { "not null" }.to_string()];

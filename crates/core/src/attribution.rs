@@ -341,12 +341,22 @@ type = "string"
         let current = vec![row(1, "x", 5, "p", "t0")];
         let dead = vec![change(1, 7, true)];
         let rerun = [change(1, 7, true)];
-        let a = attribute(&d, &current, &dead, &[rerun.iter().map(Vec::as_slice).collect()]);
+        let a = attribute(
+            &d,
+            &current,
+            &dead,
+            &[rerun.iter().map(Vec::as_slice).collect()],
+        );
         assert_eq!(a.per_file[0].deleted, 1);
         assert_eq!(a.expected.deleted, 1);
         assert!(a.tombstones.is_empty(), "remembered already");
         let older = [change(1, 6, false)];
-        let b = attribute(&d, &current, &dead, &[older.iter().map(Vec::as_slice).collect()]);
+        let b = attribute(
+            &d,
+            &current,
+            &dead,
+            &[older.iter().map(Vec::as_slice).collect()],
+        );
         assert_eq!(b.per_file[0], MergeCounts::default(), "stale");
         assert!(b.winners.is_empty());
     }

@@ -30,7 +30,8 @@ impl fmt::Display for HeaderMismatch {
 impl std::error::Error for HeaderMismatch {}
 
 impl HeaderMismatch {
-    pub(crate) fn new(dataset: &Dataset, found: Vec<String>, problem: String) -> Self {
+    /// A refusal of a file of `dataset` whose fields are `found`.
+    pub fn new(dataset: &Dataset, found: Vec<String>, problem: String) -> Self {
         Self {
             found,
             problem,

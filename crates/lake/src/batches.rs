@@ -41,11 +41,7 @@ pub(crate) fn target(
 }
 
 /// The arrays of [`target`].
-fn target_columns(
-    dataset: &Dataset,
-    rows: &[(&[Value], &str)],
-    loaded_at: i64,
-) -> Vec<ArrayRef> {
+fn target_columns(dataset: &Dataset, rows: &[(&[Value], &str)], loaded_at: i64) -> Vec<ArrayRef> {
     let n = rows.len();
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 3);
     for (i, column) in dataset.columns.iter().enumerate() {

@@ -46,7 +46,22 @@ pub fn read_changes(
     match dataset.format {
         deltaload_core::spec::Format::Csv => deltaload_core::read_file(dataset, bytes),
         deltaload_core::spec::Format::Jsonl => deltaload_core::read_jsonl(dataset, bytes),
-        deltaload_core::spec::Format::Parquet => deltaload_parquet::read_parquet(dataset, bytes),
+        deltaload_core::spec::Format::Parquet => {
+            // The reader checks what the Parquet decoder would panic on; should
+            // a file still reach one of its panics, the file is refused, not
+            // the process killed (and the message redelivered for ever).
+            let read =
+                std::panic::AssertUnwindSafe(|| deltaload_parquet::read_parquet(dataset, bytes));
+            std::panic::catch_unwind(read).unwrap_or_else(|_| {
+                Err(deltaload_core::HeaderMismatch::new(
+                    dataset,
+                    Vec::new(),
+                    "not a readable Parquet file: the Parquet decoder failed on it \
+                     (damaged, or written in a way it does not support)"
+                        .to_string(),
+                ))
+            })
+        }
     }
 }
 

@@ -40,7 +40,11 @@ impl Skip<'_> {
 
 /// The cells of `array` as values of `column`. An error is an array of a
 /// type the schema check did not accept, which refuses the file.
-pub(crate) fn cells(column: &Column, array: &dyn Array, skip: Skip<'_>) -> Result<Vec<Cell>, String> {
+pub(crate) fn cells(
+    column: &Column,
+    array: &dyn Array,
+    skip: Skip<'_>,
+) -> Result<Vec<Cell>, String> {
     let dt = array.data_type();
     let unplanned = || {
         format!(
@@ -57,9 +61,7 @@ pub(crate) fn cells(column: &Column, array: &dyn Array, skip: Skip<'_>) -> Resul
     }
     let out = match column.ty {
         _ if is_text(dt) => texts(array, |i, s| skip.cell(i, s, |s| column.parse(s))),
-        ColumnType::Boolean => {
-            prim_bool(array, |i, b| skip.cell(i, b, |b| Ok(Value::Bool(b))))
-        }
+        ColumnType::Boolean => prim_bool(array, |i, b| skip.cell(i, b, |b| Ok(Value::Bool(b)))),
         ColumnType::Int | ColumnType::Bigint => ints(array, |i, v| {
             skip.cell(i, v, |v| {
                 i64::try_from(v)
@@ -121,7 +123,11 @@ pub(crate) fn delete_flags(
         })
     } else {
         texts(array, |_, s| s.is_some_and(|s| delete_when.matches(s)))
-            .or_else(|| ints(array, |_, v| v.is_some_and(|v| delete_when.matches(&v.to_string()))))
+            .or_else(|| {
+                ints(array, |_, v| {
+                    v.is_some_and(|v| delete_when.matches(&v.to_string()))
+                })
+            })
             .or_else(|| {
                 prim_bool(array, |_, b| {
                     b.is_some_and(|b| delete_when.matches(if b { "true" } else { "false" }))
@@ -251,9 +257,9 @@ fn fit_decimal(units: Option<i128>, from: i8, precision: u8, scale: u8) -> Cell 
 
 fn dates(array: &dyn Array, skip: Skip<'_>) -> Option<Vec<Cell>> {
     match array.data_type() {
-        DataType::Date32 => prim::<Date32Type, _>(array, |i, v| {
-            skip.cell(i, v, |d| Ok(Value::Date(d)))
-        }),
+        DataType::Date32 => {
+            prim::<Date32Type, _>(array, |i, v| skip.cell(i, v, |d| Ok(Value::Date(d))))
+        }
         DataType::Date64 => prim::<Date64Type, _>(array, |i, v| {
             skip.cell(i, v, |ms| {
                 let text = || shown(&instant_text(ms, TimeUnit::Millisecond, true));

@@ -25,7 +25,7 @@ pub(crate) fn check_metadata(metadata: &ParquetMetaData, len: usize) -> Result<(
                 .ok()
                 .zip(u64::try_from(chunk.compressed_size()).ok())
                 .and_then(|(s, l)| s.checked_add(l));
-            if !end.is_some_and(|end| end <= len as u64) || chunk.num_values() < 0 {
+            if end.is_none_or(|end| end > len as u64) || chunk.num_values() < 0 {
                 return Err(format!(
                     "column chunk {c} of row group {g} lies outside the file ({} bytes at offset \
                      {start}, {} values)",

@@ -24,7 +24,12 @@ pub(crate) fn prefixed(data: &[u8]) -> Result<(usize, &[u8]), String> {
 
 /// Version 1 levels of `n` values at the front of `data`: the bytes they
 /// take, and how many of them are `max`.
-pub(crate) fn v1_levels(data: &[u8], encoding: Encoding, max: i16, n: usize) -> Result<(usize, usize), String> {
+pub(crate) fn v1_levels(
+    data: &[u8],
+    encoding: Encoding,
+    max: i16,
+    n: usize,
+) -> Result<(usize, usize), String> {
     let width = bit_width(max);
     #[allow(deprecated)]
     match encoding {
@@ -38,7 +43,8 @@ pub(crate) fn v1_levels(data: &[u8], encoding: Encoding, max: i16, n: usize) -> 
                 .checked_mul(usize::from(width))
                 .map(|bits| bits.div_ceil(8))
                 .filter(|&b| b <= data.len());
-            let bytes = bytes.ok_or_else(|| "a page's bit-packed levels are cut short".to_string())?;
+            let bytes =
+                bytes.ok_or_else(|| "a page's bit-packed levels are cut short".to_string())?;
             // The deprecated packing: most significant bit first.
             let at_max = (0..n)
                 .filter(|&k| unpack(data, k * usize::from(width), width, true) == max as u64)
@@ -55,7 +61,11 @@ fn unpack(data: &[u8], at: usize, width: u8, msb_first: bool) -> u64 {
     (0..usize::from(width)).fold(0, |value, b| {
         let p = at + b;
         let byte = data.get(p / 8).copied().unwrap_or(0);
-        let bit = if msb_first { byte >> (7 - p % 8) } else { byte >> (p % 8) } & 1;
+        let bit = if msb_first {
+            byte >> (7 - p % 8)
+        } else {
+            byte >> (p % 8)
+        } & 1;
         if msb_first {
             (value << 1) | u64::from(bit)
         } else {
@@ -141,7 +151,11 @@ mod tests {
         assert_eq!(runs(&[5, 0, 0, 0, 0], 2), Ok(()));
         assert!(runs(&[5, 0, 0, 0], 2).is_err());
         assert!(runs(&[0xff; 11], 2).is_err(), "an endless header");
-        assert!(runs(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], 32).is_err());
+        assert!(runs(
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            32
+        )
+        .is_err());
         assert_eq!(bit_width(1), 1);
         assert_eq!(bit_width(3), 2);
         assert_eq!(bit_width(4), 3);

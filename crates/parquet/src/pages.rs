@@ -9,6 +9,7 @@
 //! of no values holds no value bytes; split byte streams hold a value for
 //! each level that is not null.
 
+use crate::levels::{bit_width, prefixed, runs, tail, v1_levels};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowGroups};
 use parquet::arrow::{parquet_to_arrow_field_levels, ProjectionMask};
@@ -17,7 +18,6 @@ use parquet::column::page::{Page, PageIterator, PageMetadata, PageReader};
 use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::serialized_reader::SerializedPageReader;
-use crate::levels::{bit_width, prefixed, runs, tail, v1_levels};
 use parquet::schema::types::ColumnDescPtr;
 use std::sync::Arc;
 
@@ -230,12 +230,14 @@ impl Pages {
         match encoding {
             Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY => {
                 if !self.dictionary {
-                    return Err("a data page refers to a dictionary page its column chunk lacks".into());
+                    return Err(
+                        "a data page refers to a dictionary page its column chunk lacks".into(),
+                    );
                 }
                 match data.split_first() {
-                    Some((&width, _)) if width > 32 => {
-                        Err(format!("a data page's dictionary indexes are {width} bits wide"))
-                    }
+                    Some((&width, _)) if width > 32 => Err(format!(
+                        "a data page's dictionary indexes are {width} bits wide"
+                    )),
                     Some((&width, rest)) => runs(rest, width),
                     None => Err("a data page lacks its dictionary indexes' bit width".into()),
                 }
@@ -249,7 +251,9 @@ impl Pages {
                     _ => return Ok(()),
                 };
                 if data.len() / size < present {
-                    return Err("a data page's split byte streams hold fewer values than its levels".into());
+                    return Err(
+                        "a data page's split byte streams hold fewer values than its levels".into(),
+                    );
                 }
                 Ok(())
             }

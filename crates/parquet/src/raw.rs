@@ -13,7 +13,13 @@ use serde_json::{Number, Value as Json};
 /// Row `i` of `batch` as a JSON object text, columns in the batch's order.
 pub(crate) fn row_json(batch: &RecordBatch, i: usize) -> String {
     let mut out = String::from("{");
-    for (n, (field, array)) in batch.schema().fields().iter().zip(batch.columns()).enumerate() {
+    for (n, (field, array)) in batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .enumerate()
+    {
         if n > 0 {
             out.push(',');
         }
@@ -60,12 +66,28 @@ pub(crate) fn json(array: &dyn Array, i: usize) -> Json {
     }
     let text = |s: String| Json::String(s);
     match array.data_type() {
-        DataType::Utf8 => array.as_string_opt::<i32>().map_or(Json::Null, |a| text(a.value(i).into())),
-        DataType::LargeUtf8 => array.as_string_opt::<i64>().map_or(Json::Null, |a| text(a.value(i).into())),
-        DataType::Utf8View => array.as_string_view_opt().map_or(Json::Null, |a| text(a.value(i).into())),
-        DataType::Boolean => array.as_boolean_opt().map_or(Json::Null, |a| Json::Bool(a.value(i))),
-        DataType::Float16 => float(array.as_primitive_opt::<Float16Type>().map(|a| a.value(i).into())),
-        DataType::Float32 => float(array.as_primitive_opt::<Float32Type>().map(|a| a.value(i).into())),
+        DataType::Utf8 => array
+            .as_string_opt::<i32>()
+            .map_or(Json::Null, |a| text(a.value(i).into())),
+        DataType::LargeUtf8 => array
+            .as_string_opt::<i64>()
+            .map_or(Json::Null, |a| text(a.value(i).into())),
+        DataType::Utf8View => array
+            .as_string_view_opt()
+            .map_or(Json::Null, |a| text(a.value(i).into())),
+        DataType::Boolean => array
+            .as_boolean_opt()
+            .map_or(Json::Null, |a| Json::Bool(a.value(i))),
+        DataType::Float16 => float(
+            array
+                .as_primitive_opt::<Float16Type>()
+                .map(|a| a.value(i).into()),
+        ),
+        DataType::Float32 => float(
+            array
+                .as_primitive_opt::<Float32Type>()
+                .map(|a| a.value(i).into()),
+        ),
         DataType::Float64 => float(array.as_primitive_opt::<Float64Type>().map(|a| a.value(i))),
         DataType::Date32 => at::<Date32Type>(array, i).map_or(Json::Null, |d| text(date_text(d))),
         DataType::Date64 => at::<Date64Type>(array, i).map_or(Json::Null, |ms| {
@@ -155,8 +177,16 @@ pub(crate) fn instant_text(v: i64, unit: TimeUnit, utc: bool) -> String {
     let (secs, nanos, per) = match unit {
         TimeUnit::Second => (v, 0, "s"),
         TimeUnit::Millisecond => (v.div_euclid(1_000), v.rem_euclid(1_000) * 1_000_000, "ms"),
-        TimeUnit::Microsecond => (v.div_euclid(1_000_000), v.rem_euclid(1_000_000) * 1_000, "us"),
-        TimeUnit::Nanosecond => (v.div_euclid(1_000_000_000), v.rem_euclid(1_000_000_000), "ns"),
+        TimeUnit::Microsecond => (
+            v.div_euclid(1_000_000),
+            v.rem_euclid(1_000_000) * 1_000,
+            "us",
+        ),
+        TimeUnit::Nanosecond => (
+            v.div_euclid(1_000_000_000),
+            v.rem_euclid(1_000_000_000),
+            "ns",
+        ),
     };
     let zone = if utc { "Z" } else { "" };
     u32::try_from(nanos)
@@ -190,7 +220,13 @@ mod tests {
             instant_text(1_790_846_100_000_001, TimeUnit::Microsecond, true),
             "2026-10-01T09:15:00.000001Z"
         );
-        assert_eq!(instant_text(-1, TimeUnit::Nanosecond, false), "1969-12-31T23:59:59.999999999");
-        assert_eq!(instant_text(i64::MAX, TimeUnit::Second, true), format!("{} s since the epoch", i64::MAX));
+        assert_eq!(
+            instant_text(-1, TimeUnit::Nanosecond, false),
+            "1969-12-31T23:59:59.999999999"
+        );
+        assert_eq!(
+            instant_text(i64::MAX, TimeUnit::Second, true),
+            format!("{} s since the epoch", i64::MAX)
+        );
     }
 }

@@ -45,7 +45,9 @@ pub(crate) fn read_batch(
         .map(|a| a.as_ref())
         .collect();
     for row in 0..batch.num_rows() {
-        let delete = deletes.as_ref().map(|d| d.get(row).copied().unwrap_or(false));
+        let delete = deletes
+            .as_ref()
+            .map(|d| d.get(row).copied().unwrap_or(false));
         let values = parsed.changes.values_mut();
         let start = values.len();
         let mut reason = None;

@@ -29,7 +29,9 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
         .iter()
         .find(|w| found.iter().filter(|f| f == w).count() > 1)
     {
-        return Err(refuse(format!("column {name:?} appears more than once in the file")));
+        return Err(refuse(format!(
+            "column {name:?} appears more than once in the file"
+        )));
     }
     let missing: Vec<&str> = dataset
         .column_names()
@@ -78,17 +80,7 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
 /// A refusal of the file: `found` its columns, `expected` the dataset's and
 /// the delete column.
 pub(crate) fn refusal(dataset: &Dataset, found: Vec<String>, problem: String) -> HeaderMismatch {
-    let mut expected: Vec<String> = dataset
-        .column_names()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    expected.extend(dataset.delete_when.as_ref().map(|d| d.column.clone()));
-    HeaderMismatch {
-        found,
-        problem,
-        expected,
-    }
+    HeaderMismatch::new(dataset, found, problem)
 }
 
 fn quoted(names: &[&str]) -> String {
@@ -137,7 +129,10 @@ pub(crate) fn is_text(dt: &DataType) -> bool {
     match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, values) => {
-            matches!(**values, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+            matches!(
+                **values,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            )
         }
         _ => false,
     }

@@ -122,15 +122,30 @@ fn date64_and_second_conversions() {
     let days = Date64Array::from(vec![Some(86_400_000), Some(1), None]);
     let read = cells(&date, &days, Skip(None)).unwrap();
     assert_eq!(read[0], Ok(Value::Date(1)));
-    assert_eq!(read[1], Err("\"1970-01-01T00:00:00.001Z\" is not a whole day".into()));
+    assert_eq!(
+        read[1],
+        Err("\"1970-01-01T00:00:00.001Z\" is not a whole day".into())
+    );
     assert_eq!(read[2], Ok(Value::Null));
     let ts = column(ColumnType::Timestamp);
     let secs = TimestampSecondArray::from(vec![1, i64::MAX]);
     let read = cells(&ts, &secs, Skip(None)).unwrap();
     assert_eq!(read[0], Ok(Value::Timestamp(1_000_000)));
-    assert!(read[1].as_ref().is_err_and(|e| e.ends_with("is out of range")), "{read:?}");
+    assert!(
+        read[1]
+            .as_ref()
+            .is_err_and(|e| e.ends_with("is out of range")),
+        "{read:?}"
+    );
     let read = cells(&ts, &days, Skip(Some(&[false, true, false]))).unwrap();
-    assert_eq!(read, [Ok(Value::Timestamp(86_400_000_000)), Ok(Value::Null), Ok(Value::Null)]);
+    assert_eq!(
+        read,
+        [
+            Ok(Value::Timestamp(86_400_000_000)),
+            Ok(Value::Null),
+            Ok(Value::Null)
+        ]
+    );
 }
 
 #[test]
@@ -154,9 +169,16 @@ fn dictionaries_convert_each_value_once() {
     )
     .unwrap();
     let read = cells(&column(ColumnType::String), &empty, Skip(None)).unwrap();
-    assert_eq!(read, [Ok(Value::Null), Ok(Value::Null)], "no values, all null");
+    assert_eq!(
+        read,
+        [Ok(Value::Null), Ok(Value::Null)],
+        "no values, all null"
+    );
     let flags = crate::convert::delete_flags(
-        &deltaload_core::spec::DeleteWhen { column: "op".into(), values: vec!["x".into()] },
+        &deltaload_core::spec::DeleteWhen {
+            column: "op".into(),
+            values: vec!["x".into()],
+        },
         &dict,
     )
     .unwrap();

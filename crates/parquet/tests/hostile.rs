@@ -17,14 +17,71 @@ fn valid() -> &'static Vec<u8> {
         let n = 6;
         parquet(
             vec![
-                ("warehouse", Arc::new(StringArray::from(vec![Some("W1"), None, Some("W2"), Some("W3"), Some("W1"), Some("W")])) as ArrayRef),
+                (
+                    "warehouse",
+                    Arc::new(StringArray::from(vec![
+                        Some("W1"),
+                        None,
+                        Some("W2"),
+                        Some("W3"),
+                        Some("W1"),
+                        Some("W"),
+                    ])) as ArrayRef,
+                ),
                 ("sku", Arc::new(StringArray::from(vec!["A"; n]))),
-                ("event_time", Arc::new(TimestampNanosecondArray::from(vec![0, 1, 1_000, -5_000, i64::MAX, i64::MIN]))),
+                (
+                    "event_time",
+                    Arc::new(TimestampNanosecondArray::from(vec![
+                        0,
+                        1,
+                        1_000,
+                        -5_000,
+                        i64::MAX,
+                        i64::MIN,
+                    ])),
+                ),
                 ("seq", Arc::new(Int32Array::from(vec![1, 2, 3, 4, 5, 6]))),
-                ("qty", Arc::new(StringArray::from(vec!["1", "x", "", "-2147483648", "2147483648", "7"]))),
-                ("price", Arc::new(Decimal128Array::from(vec![1, 2, 3, 4, 5, 999_999_999_999]).with_precision_and_scale(10, 2).unwrap())),
-                ("active", Arc::new(BooleanArray::from(vec![Some(true), None, Some(false), None, Some(true), Some(false)]))),
-                ("op", Arc::new(StringArray::from(vec![Some("d"), Some("u"), None, Some("delete"), Some("d"), Some("x")]))),
+                (
+                    "qty",
+                    Arc::new(StringArray::from(vec![
+                        "1",
+                        "x",
+                        "",
+                        "-2147483648",
+                        "2147483648",
+                        "7",
+                    ])),
+                ),
+                (
+                    "price",
+                    Arc::new(
+                        Decimal128Array::from(vec![1, 2, 3, 4, 5, 999_999_999_999])
+                            .with_precision_and_scale(10, 2)
+                            .unwrap(),
+                    ),
+                ),
+                (
+                    "active",
+                    Arc::new(BooleanArray::from(vec![
+                        Some(true),
+                        None,
+                        Some(false),
+                        None,
+                        Some(true),
+                        Some(false),
+                    ])),
+                ),
+                (
+                    "op",
+                    Arc::new(StringArray::from(vec![
+                        Some("d"),
+                        Some("u"),
+                        None,
+                        Some("delete"),
+                        Some("d"),
+                        Some("x"),
+                    ])),
+                ),
             ],
             2,
         )
@@ -98,7 +155,8 @@ fn every_bit_flip_of_a_file_is_survived() {
     let mut files = vec![(0, "inventory", valid().clone())];
     files.extend(corpus());
     for (byte, _, file) in files {
-        let dataset = [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
+        let dataset =
+            [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
         for i in 0..file.len() {
             for bit in 0..8 {
                 let mut flipped = file.clone();
@@ -125,7 +183,8 @@ fn write_fuzz_corpus() {
 #[test]
 fn the_corpus_reads() {
     for (byte, name, file) in corpus() {
-        let dataset = [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
+        let dataset =
+            [inventory(), inventory_ignoring_extras(), readings()][usize::from(byte) % 3].clone();
         let p = read_parquet(&dataset, &file).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(p.changes.len() >= 2, "{name}: {:?}", p.rejects);
     }

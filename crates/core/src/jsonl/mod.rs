@@ -14,8 +14,7 @@ use crate::reader::{ParsedFile, Reject};
 use crate::record::RejectReason;
 use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields};
 use crate::value::{Rows, Value};
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
@@ -74,7 +73,7 @@ enum Failure {
 }
 
 /// One line's object: every field as written, in order, duplicates included.
-type Fields<'a> = Vec<(Cow<'a, str>, &'a RawValue)>;
+type Fields<'a> = Vec<(Cow<'a, str>, Raw<'a>)>;
 
 /// Parses one non-blank line (without its line end) and appends its row to `out`.
 fn read_line(
@@ -104,8 +103,8 @@ fn read_line(
 
 /// Parses a line's text as one JSON object; the error is a reject's reason.
 fn parse_object(text: &str) -> Result<Fields<'_>, String> {
-    serde_json::from_str::<Object<'_>>(text)
-        .map(|object| object.0)
+    serde_json::from_str::<Shape>(text)
+        .map(|_| split_object(text))
         .map_err(|e| {
             // The position's line is always 1: a syntax error tells its column
             // alone, a value of another type (seen at its start) none.
@@ -129,7 +128,7 @@ fn place<'a>(
     dataset: &Dataset,
     number: u64,
     fields: &Fields<'a>,
-) -> Result<Vec<Option<&'a RawValue>>, Failure> {
+) -> Result<Vec<Option<Raw<'a>>>, Failure> {
     let delete = dataset.delete_when.as_ref().map(|d| d.column.as_str());
     let mut slots = vec![None; dataset.width()];
     let mut twice: Option<&str> = None;
@@ -185,7 +184,7 @@ fn refusal(dataset: &Dataset, number: u64, fields: &Fields<'_>, extras: &[&str])
 /// and sequence alone; its other columns are null and not looked at.
 fn convert(
     dataset: &Dataset,
-    slots: &[Option<&RawValue>],
+    slots: &[Option<Raw<'_>>],
     out: &mut Vec<Value>,
 ) -> Result<(), RejectReason> {
     let flag = slots.get(dataset.columns.len()).copied().flatten();
@@ -207,7 +206,7 @@ fn convert(
 
 /// Whether the delete column's field marks a delete: a string by its text, a
 /// number or boolean as written; null or missing is not a delete.
-fn is_delete(delete: &DeleteWhen, raw: Option<&RawValue>) -> Result<bool, RejectReason> {
+fn is_delete(delete: &DeleteWhen, raw: Option<Raw<'_>>) -> Result<bool, RejectReason> {
     let Some(raw) = raw else {
         return Ok(false);
     };
@@ -224,7 +223,7 @@ fn is_delete(delete: &DeleteWhen, raw: Option<&RawValue>) -> Result<bool, Reject
 }
 
 /// A field's value as `column`'s type; `None` is a missing field.
-fn value(column: &Column, raw: Option<&RawValue>) -> Result<Value, RejectReason> {
+fn value(column: &Column, raw: Option<Raw<'_>>) -> Result<Value, RejectReason> {
     let failed = |detail: String| RejectReason::Column {
         name: column.name.clone(),
         detail,
@@ -315,7 +314,7 @@ enum Kind {
 }
 
 impl Kind {
-    /// The kind of a valid JSON value's text (as a [`RawValue`] holds it: no
+    /// The kind of a valid JSON value's text (as a [`Raw`] holds it: no
     /// whitespace around it).
     fn of(text: &str) -> Self {
         match text.as_bytes().first() {
@@ -342,58 +341,128 @@ impl fmt::Display for Kind {
     }
 }
 
-/// A line's object, read entry by entry so that no duplicate goes unseen
-/// (a map would keep the last).
-struct Object<'a>(Fields<'a>);
+/// A field's value as written on the line (a valid JSON value, no
+/// whitespace around it): numbers keep their exact text.
+#[derive(Debug, Clone, Copy)]
+struct Raw<'a>(&'a str);
 
-impl<'de> Deserialize<'de> for Object<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ObjectVisitor)
+impl<'a> Raw<'a> {
+    fn get(&self) -> &'a str {
+        self.0
     }
 }
 
-struct ObjectVisitor;
+/// A line checked to be one JSON object, its values skipped (serde_json
+/// bounds their nesting): the check before [`split_object`].
+struct Shape;
 
-impl<'de> Visitor<'de> for ObjectVisitor {
-    type Value = Object<'de>;
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ShapeVisitor)
+    }
+}
+
+struct ShapeVisitor;
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Shape;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object of fields")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields = Vec::new();
-        while let Some(Name(name)) = map.next_key()? {
-            fields.push((name, map.next_value::<&'de RawValue>()?));
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<IgnoredAny>()?;
         }
-        Ok(Object(fields))
+        Ok(Shape)
     }
 }
 
-/// A field name, borrowed from the line unless it holds escapes.
-struct Name<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(NameVisitor)
+/// The fields of `text`, a valid JSON object, in order, duplicates included:
+/// each name unescaped, each value's text as written.
+fn split_object(text: &str) -> Fields<'_> {
+    let b = text.as_bytes();
+    let slice = |from: usize, to: usize| text.get(from..to).unwrap_or("");
+    let mut fields = Vec::new();
+    // Past the opening brace.
+    let mut i = skip_blank(b, 0) + 1;
+    loop {
+        i = skip_blank(b, i);
+        match b.get(i) {
+            None | Some(b'}') => break,
+            Some(b',') => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let name_end = string_end(b, i);
+        let name = unescape("field name", slice(i, name_end)).unwrap_or_default();
+        // Past the colon.
+        let start = skip_blank(b, skip_blank(b, name_end) + 1);
+        let end = value_end(b, start);
+        fields.push((name, Raw(slice(start, end))));
+        i = end;
     }
+    fields
 }
 
-struct NameVisitor;
-
-impl<'de> Visitor<'de> for NameVisitor {
-    type Value = Name<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a field name")
+fn skip_blank(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
     }
+    i
+}
 
-    fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
-        Ok(Name(Cow::Borrowed(name)))
+/// Where the string opening at `start` ends (past its closing quote).
+fn string_end(b: &[u8], start: usize) -> usize {
+    let mut i = start + 1;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
     }
+    b.len()
+}
 
-    fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
-        Ok(Name(Cow::Owned(name.to_string())))
+/// Where the value starting at `start` ends.
+fn value_end(b: &[u8], start: usize) -> usize {
+    match b.get(start) {
+        Some(b'"') => string_end(b, start),
+        Some(b'{' | b'[') => {
+            let (mut depth, mut i) = (0usize, start);
+            while let Some(&c) = b.get(i) {
+                match c {
+                    b'"' => {
+                        i = string_end(b, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            b.len()
+        }
+        _ => {
+            let mut i = start;
+            while !matches!(
+                b.get(i),
+                None | Some(b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                i += 1;
+            }
+            i
+        }
     }
 }
 

@@ -273,13 +273,41 @@ fn formats_deletes_and_extra_fields_are_checked_with_their_lines() {
     let cases: &[(&str, usize, &str)] = &[
         ("format = \"xml\"", 5, "unknown variant `xml`"),
         ("extra_fields = \"keep\"", 5, "unknown variant `keep`"),
-        ("extra_fields = \"ignore\"", 2, "applies to format = \"jsonl\""),
-        ("delete_when = { column = \"seq\", in = [\"d\"] }", 5, "is declared as column \"seq\""),
-        ("delete_when = { column = \"op\", in = [] }", 5, "lists no values"),
-        ("delete_when = { column = \"op\", values = [\"d\"] }", 5, "unknown field `values`"),
-        ("delete_when = { column = \"loaded_at\", in = [\"d\"] }", 5, "lineage column"),
-        ("format = \"parquet\"\n[dataset.csv]\nheader = \"exact\"", 6, "do not apply"),
-        ("delete_when = { column = \"op\", in = [\"d\"] }\n[dataset.csv]\nheader = \"none\"", 5, "needs the files' header"),
+        (
+            "extra_fields = \"ignore\"",
+            2,
+            "applies to format = \"jsonl\"",
+        ),
+        (
+            "delete_when = { column = \"seq\", in = [\"d\"] }",
+            5,
+            "is declared as column \"seq\"",
+        ),
+        (
+            "delete_when = { column = \"op\", in = [] }",
+            5,
+            "lists no values",
+        ),
+        (
+            "delete_when = { column = \"op\", values = [\"d\"] }",
+            5,
+            "unknown field `values`",
+        ),
+        (
+            "delete_when = { column = \"loaded_at\", in = [\"d\"] }",
+            5,
+            "lineage column",
+        ),
+        (
+            "format = \"parquet\"\n[dataset.csv]\nheader = \"exact\"",
+            6,
+            "do not apply",
+        ),
+        (
+            "delete_when = { column = \"op\", in = [\"d\"] }\n[dataset.csv]\nheader = \"none\"",
+            5,
+            "needs the files' header",
+        ),
     ];
     for (extra, line, needle) in cases {
         let e = with(extra).unwrap_err();
@@ -293,11 +321,20 @@ fn at_an_equal_sequence_a_delete_wins_over_an_upsert_and_two_deletes_tie() {
     let spec = parse("[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\nsequence_by = [\"s\"]\ndelete_when = { column = \"op\", in = [\"d\"] }\n\
                       [[dataset.columns]]\nname = \"k\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"s\"\ntype = \"int\"\n[[dataset.columns]]\nname = \"v\"\ntype = \"int\"\n").unwrap();
     let d = &spec.datasets[0];
-    let row = |s: i64, v: i64, delete: bool| vec![Value::Int(1), Value::Int(s), Value::Int(v), Value::Bool(delete)];
+    let row = |s: i64, v: i64, delete: bool| {
+        vec![
+            Value::Int(1),
+            Value::Int(s),
+            Value::Int(v),
+            Value::Bool(delete),
+        ]
+    };
     assert!(d.replaces(&row(1, 0, true), &row(1, 9, false)));
     assert!(!d.replaces(&row(1, 9, false), &row(1, 0, true)));
     assert!(!d.replaces(&row(1, 0, true), &row(1, 5, true)));
     assert!(d.replaces(&row(2, 0, false), &row(1, 0, true)));
     assert!(d.replaces(&row(1, 2, false), &row(1, 1, false)));
-    assert!(d.newest_wins_rule().contains("a delete wins over an upsert"));
+    assert!(d
+        .newest_wins_rule()
+        .contains("a delete wins over an upsert"));
 }
