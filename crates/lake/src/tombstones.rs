@@ -80,6 +80,7 @@ impl Lake {
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         let flag = format!("s.{DELETE_FLAG}");
         let newer = sequence_predicate(&dataset, false).unwrap_or_else(|| "TRUE".into());
+        let not_newer = sequence_predicate(&dataset, true).unwrap_or_else(|| "TRUE".into());
         let columns: Vec<String> = tombstone_columns(&dataset)
             .map(|i| dataset.columns[i].name.clone())
             .chain(["source_file".to_string(), "loaded_at".to_string()])
@@ -91,7 +92,8 @@ impl Lake {
             .with_source_alias("s")
             .with_target_alias("t")
             .with_commit_properties(props)
-            .when_matched_delete(|d| d.predicate(format!("NOT {flag}")))
+            // Forget a tombstone only if no newer one replaced it meanwhile.
+            .when_matched_delete(|d| d.predicate(format!("NOT {flag} AND ({not_newer})")))
             .and_then(|m| {
                 m.when_matched_update(|u| {
                     let u = u.predicate(format!("{flag} AND ({newer})"));
@@ -115,5 +117,45 @@ impl Lake {
             .map_err(LakeError::delta(&label, &url))?;
         self.sets[ds].tombstones = Some(table);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{lake_url, Lake};
+    use deltaload_core::{Spec, Tombstone, Value};
+
+    /// Found by a review: a load that re-inserted a row forgets the tombstone it
+    /// saw; another writer may have replaced that tombstone with a newer delete
+    /// meanwhile, which must stay.
+    #[tokio::test]
+    async fn forgetting_a_tombstone_keeps_a_newer_one_written_meanwhile() {
+        let spec = Spec::parse(
+            "[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\nsequence_by = [\"s\"]\n\
+             delete_when = { column = \"op\", in = [\"d\"] }\n\
+             [[dataset.columns]]\nname = \"k\"\ntype = \"int\"\n\
+             [[dataset.columns]]\nname = \"s\"\ntype = \"int\"\n",
+            "t.toml",
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let mut lake = Lake::open_spec(&root, &spec).await.unwrap();
+        let dead = |s: i64| vec![Value::Int(1), Value::Int(s), Value::Bool(true)];
+        let (old, newer) = (dead(3), dead(5));
+        let at = |_: usize| "f";
+        lake.write_tombstones(0, &[Tombstone::Put(0, &newer)], at, &[], 0)
+            .await
+            .unwrap();
+        lake.write_tombstones(0, &[Tombstone::Clear(&old)], at, &[], 0)
+            .await
+            .unwrap();
+        let keys = vec![vec![Value::Int(1)]];
+        let kept = lake.tombstones_of(0, &keys).await.unwrap();
+        assert_eq!(kept, vec![newer], "the newer delete is remembered");
+        lake.write_tombstones(0, &[Tombstone::Clear(&dead(5))], at, &[], 0)
+            .await
+            .unwrap();
+        assert!(lake.tombstones_of(0, &keys).await.unwrap().is_empty());
     }
 }
