@@ -31,6 +31,7 @@ mod recovery;
 mod retry;
 mod round;
 mod schema;
+mod settle;
 mod show;
 mod table;
 mod tombstones;

@@ -9,7 +9,7 @@ use crate::ledger::FileKey;
 use crate::load::Parsed;
 use crate::merge::MergedFile;
 use crate::{Lake, LoadOptions};
-use deltaload_core::{attribute, MergeCounts, Tombstone, Value};
+use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use std::collections::HashMap;
 
 impl Lake {
@@ -57,11 +57,14 @@ impl Lake {
                     true => (0..parsed.len()).collect(),
                     false => pending.clone(),
                 };
-                let planned = self
+                let (planned, removed) = self
                     .planned_merge(ds, parsed, &replayed, &pending, loaded_at, opts)
                     .await?;
-                for (i, c) in replayed.into_iter().zip(planned) {
+                for (&i, c) in replayed.iter().zip(planned) {
                     counts[i].get_or_insert(c);
+                }
+                for (row, tombstone) in &removed {
+                    recount(&dataset, parsed, &replayed, &mut counts, row, tombstone);
                 }
             }
         }
@@ -80,7 +83,7 @@ impl Lake {
         pending: &[usize],
         loaded_at: i64,
         opts: LoadOptions,
-    ) -> Result<Vec<MergeCounts>, LakeError> {
+    ) -> Result<(Vec<MergeCounts>, Vec<(Row, Row)>), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let mut keys: Vec<Vec<Value>> = replayed
             .iter()
@@ -142,7 +145,9 @@ impl Lake {
         }
         self.write_tombstones(ds, &clears, location, &files, loaded_at)
             .await?;
-        Ok(plan.per_file)
+        let per_file = plan.per_file;
+        let removed = self.settle(ds, &keys, loaded_at).await?;
+        Ok((per_file, removed))
     }
 }
 
@@ -156,3 +161,42 @@ fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -
 }
 
 use crate::error::LakeError;
+
+/// The figures after settling removed `row` for `tombstone`: the file of the
+/// round whose change wrote the row inserted (or updated) nothing after all;
+/// else the file whose delete the tombstone is deleted the row.
+fn recount(
+    d: &Dataset,
+    parsed: &[Parsed<'_>],
+    replayed: &[usize],
+    counts: &mut [Option<MergeCounts>],
+    row: &[Value],
+    tombstone: &[Value],
+) {
+    let same =
+        |c: &[Value], other: &[Value]| d.key_cmp(c, other).is_eq() && d.compare(c, other).is_eq();
+    let wrote = replayed
+        .iter()
+        .find(|&&i| parsed[i].rows().any(|c| !d.is_delete(c) && same(c, row)));
+    if let Some(c) = wrote.and_then(|&i| counts[i].as_mut()) {
+        if c.inserted > 0 {
+            c.inserted -= 1;
+        } else if c.updated > 0 {
+            c.updated -= 1;
+        }
+        return;
+    }
+    let deleted = replayed.iter().find(|&&i| {
+        parsed[i]
+            .rows()
+            .any(|c| d.is_delete(c) && same(c, tombstone))
+    });
+    if let Some(&i) = deleted {
+        let distinct = parsed[i].newest.len() as u64;
+        if let Some(c) = counts[i].as_mut() {
+            if c.inserted + c.updated + c.deleted < distinct {
+                c.deleted += 1;
+            }
+        }
+    }
+}

@@ -95,6 +95,21 @@ fn delete_when(
             ),
         ));
     }
+    if let Some(partial) = d.update_columns.as_ref().or(d.except_columns.as_ref()) {
+        return Err(src.error(
+            Some(partial.span()),
+            format!(
+                "delete_when with update_columns or except_columns: a row deleted and inserted \
+                 again would keep the deleted row's other columns in some load orders and not in \
+                 others; with deletes an update sets every column: remove {}",
+                if d.update_columns.is_some() {
+                    "update_columns"
+                } else {
+                    "except_columns"
+                }
+            ),
+        ));
+    }
     let headerless = d
         .csv
         .as_ref()

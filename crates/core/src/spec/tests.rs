@@ -304,6 +304,11 @@ fn formats_deletes_and_extra_fields_are_checked_with_their_lines() {
             "do not apply",
         ),
         (
+            "delete_when = { column = \"op\", in = [\"d\"] }\nupdate_columns = [\"seq\"]",
+            6,
+            "with deletes an update sets every column",
+        ),
+        (
             "delete_when = { column = \"op\", in = [\"d\"] }\n[dataset.csv]\nheader = \"none\"",
             5,
             "needs the files' header",
