@@ -62,6 +62,10 @@ const ALL: [&str; 4] = [
 async fn a_dms_feed_deletes_rows_and_a_late_older_update_stays_deleted() {
     let sb = sandbox();
     assert_eq!(
+        ok(&sb, &["validate", "raw/2-20261001-093000.csv"]),
+        "raw/2-20261001-093000.csv: 3 records, 3 valid (1 deletes), 0 rejected, 0 duplicate keys (dataset customers)\n"
+    );
+    assert_eq!(
         ok(&sb, &ALL),
         "raw/1-LOAD00000001.csv: 0 rejected, 0 updated, 3 added, 0 deleted, table version 1\n\
          raw/2-20261001-093000.csv: 0 rejected, 1 updated, 1 added, 1 deleted, table version 2\n\

@@ -28,8 +28,19 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
         };
         let loaded = parsed.changes.len();
         let distinct = newest_of(dataset, &parsed.changes).len();
+        let deletes = match dataset.delete_when {
+            Some(_) => {
+                let n = parsed
+                    .changes
+                    .iter()
+                    .filter(|c| dataset.is_delete(c))
+                    .count();
+                format!(" ({n} deletes)")
+            }
+            None => String::new(),
+        };
         out!(
-            "{shown}: {} records, {loaded} valid, {} rejected, {} duplicate keys (dataset {})",
+            "{shown}: {} records, {loaded} valid{deletes}, {} rejected, {} duplicate keys (dataset {})",
             loaded + parsed.rejects.len(),
             parsed.rejects.len(),
             loaded - distinct,
