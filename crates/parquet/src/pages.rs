@@ -6,8 +6,8 @@
 //! Checked: a page using a dictionary comes after its chunk's dictionary
 //! page; the level and dictionary-index runs (RLE / bit-packed hybrid) lie
 //! within the page, with a bit width that fits; a page (data or dictionary)
-//! of no values holds no value bytes; split byte streams hold a value for
-//! each level that is not null.
+//! of no values holds no value bytes, and a dictionary page no more values
+//! than bytes; split byte streams hold a value for each level that is not null.
 
 use crate::levels::{bit_width, prefixed, runs, tail, v1_levels};
 use bytes::Bytes;
@@ -166,6 +166,14 @@ impl Pages {
             } if *num_values == 0 && !buf.is_empty() => {
                 Err("a dictionary page of no values holds value bytes".into())
             }
+            // The decoder sizes (and zeroes) the dictionary by its stated
+            // count: every value takes a byte at least.
+            Page::DictionaryPage {
+                buf, num_values, ..
+            } if *num_values as usize > buf.len() => Err(format!(
+                "a dictionary page claims {num_values} values in {} bytes",
+                buf.len()
+            )),
             Page::DictionaryPage { .. } => {
                 self.dictionary = true;
                 Ok(())

@@ -189,3 +189,16 @@ fn the_corpus_reads() {
         assert!(p.changes.len() >= 2, "{name}: {:?}", p.rejects);
     }
 }
+
+/// Found by the fuzzer: a dictionary page claiming about 1.15 billion values
+/// in a few bytes made the decoder size and zero a 9 GB dictionary.
+#[test]
+fn a_dictionary_page_claiming_more_values_than_bytes_is_refused() {
+    let bytes = include_bytes!("data/dictionary-bomb.parquet");
+    let refused = read_parquet(&readings(), bytes).unwrap_err();
+    assert!(
+        refused.problem.contains("a dictionary page claims"),
+        "{}",
+        refused.problem
+    );
+}
