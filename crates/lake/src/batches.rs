@@ -63,19 +63,31 @@ pub(crate) fn target_with_deletes(
 ) -> Result<RecordBatch, LakeError> {
     // Every column nullable: a delete holds its key and sequence only (it
     // is never inserted, so no null reaches a column that may not hold one).
-    let mut fields: Vec<Field> = TableName::Target(dataset.clone())
-        .schema()
+    let schema = TableName::Target(dataset.clone()).schema();
+    let fields = schema
         .fields()
         .iter()
-        .map(|f| f.as_ref().clone().with_nullable(true))
-        .collect();
+        .map(|f| f.as_ref().clone().with_nullable(true));
+    let flags = rows.iter().map(|(r, _)| dataset.is_delete(r));
+    flagged(
+        fields,
+        target_columns(dataset, rows, loaded_at),
+        flags,
+        &dataset.name,
+    )
+}
+
+/// A batch of `fields` and `columns` and one more column, [`DELETE_FLAG`], of `flags`.
+fn flagged(
+    fields: impl Iterator<Item = Field>,
+    mut columns: Vec<ArrayRef>,
+    flags: impl Iterator<Item = bool>,
+    table: &str,
+) -> Result<RecordBatch, LakeError> {
+    let mut fields: Vec<Field> = fields.collect();
     fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
-    let mut columns = target_columns(dataset, rows, loaded_at);
-    columns.push(Arc::new(BooleanArray::from_iter(
-        rows.iter().map(|(r, _)| Some(dataset.is_delete(r))),
-    )));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-        .map_err(LakeError::arrow(dataset.name.as_str()))
+    columns.push(Arc::new(BooleanArray::from_iter(flags.map(Some))));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(LakeError::arrow(table))
 }
 
 /// Tombstones to write, as rows of `tombstones_<dataset>`, with [`DELETE_FLAG`]
@@ -93,13 +105,9 @@ pub(crate) fn tombstones(
     columns.push(strings(rows.iter().map(|(_, f, _)| Some(*f))));
     columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
     let schema = name.schema();
-    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
-    columns.push(Arc::new(BooleanArray::from_iter(
-        rows.iter().map(|(_, _, put)| Some(*put)),
-    )));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
-        .map_err(LakeError::arrow(name.as_str()))
+    let fields = schema.fields().iter().map(|f| f.as_ref().clone());
+    let flags = rows.iter().map(|(_, _, put)| *put);
+    flagged(fields, columns, flags, &name.as_str())
 }
 
 /// Rows of `tombstones_<dataset>` read back as deletes: [`Dataset::width`]

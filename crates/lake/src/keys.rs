@@ -12,7 +12,7 @@ use deltaload_core::{Dataset, Row, Value};
 use std::sync::Arc;
 
 /// The name the batch's keys are registered under for a join.
-pub(crate) const KEYS: &str = "deltaload_batch_keys";
+const KEYS: &str = "deltaload_batch_keys";
 
 /// `t.k = b.k0 AND ...`: the table's rows of the registered keys.
 pub(crate) fn key_join(dataset: &Dataset) -> String {
@@ -66,25 +66,40 @@ impl Lake {
         keys: &[Vec<Value>],
     ) -> Result<Vec<Row>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        self.register_keys(&dataset, keys)?;
-        let columns: Vec<String> = dataset
-            .columns
-            .iter()
-            .map(|c| format!("t.{}", quoted(&c.name)))
-            .collect();
-        let sql = format!(
-            "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
-            columns.join(", "),
-            quoted(&dataset.name),
-            key_join(&dataset)
-        );
+        let all: Vec<usize> = (0..dataset.columns.len()).collect();
         let name = TableName::Target(dataset.clone());
-        let found = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
+        let found = self
+            .keyed(&dataset, &self.sets[ds].target, &name, &all, keys)
+            .await?;
         let mut current = Vec::new();
         for batch in &found {
             current.extend(batches::target_rows(&dataset, batch)?);
         }
         Ok(current)
+    }
+
+    /// The dataset's `columns` (indexes) of the rows of `table` (registered
+    /// as `name`) whose key is one of `keys`.
+    pub(crate) async fn keyed(
+        &self,
+        dataset: &Dataset,
+        table: &deltalake::DeltaTable,
+        name: &TableName,
+        columns: &[usize],
+        keys: &[Vec<Value>],
+    ) -> Result<Vec<RecordBatch>, LakeError> {
+        self.register_keys(dataset, keys)?;
+        let columns: Vec<String> = columns
+            .iter()
+            .map(|&i| format!("t.{}", quoted(&dataset.columns[i].name)))
+            .collect();
+        let sql = format!(
+            "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
+            columns.join(", "),
+            name.sql(),
+            key_join(dataset)
+        );
+        query(&self.ctx, table, name, &sql).await
     }
 
     /// Fails when a key of this load's `rows` appears twice in the dataset's table.

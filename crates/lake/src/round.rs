@@ -5,6 +5,7 @@
 //! figures. New tombstones are written before the table's MERGE, forgotten
 //! ones removed after it.
 
+use crate::error::LakeError;
 use crate::ledger::FileKey;
 use crate::load::Parsed;
 use crate::merge::MergedFile;
@@ -159,8 +160,6 @@ fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -
         counts,
     }
 }
-
-use crate::error::LakeError;
 
 /// The figures after settling removed `row` for `tombstone`: the file of the
 /// round whose change wrote the row inserted (or updated) nothing after all;

@@ -12,6 +12,7 @@ use crate::schema::TableName;
 use crate::table::refresh;
 use crate::Lake;
 use deltaload_core::{Row, Tombstone, Value};
+use std::collections::HashMap;
 
 impl Lake {
     /// Settles `keys` of dataset `ds` (see the module docs); returns the rows
@@ -33,13 +34,12 @@ impl Lake {
         }
         let current = self.current_rows(ds, keys).await?;
         let dead = self.tombstones_of(ds, keys).await?;
+        let rows: HashMap<Vec<Value>, &Row> =
+            current.iter().map(|r| (dataset.key_of(r), r)).collect();
         let mut removed: Vec<(Row, Row)> = Vec::new();
         let mut forgotten: Vec<&Row> = Vec::new();
         for tombstone in &dead {
-            let Some(row) = current
-                .iter()
-                .find(|r| dataset.key_cmp(r, tombstone).is_eq())
-            else {
+            let Some(&row) = rows.get(&dataset.key_of(tombstone)) else {
                 continue;
             };
             match dataset.replaces(tombstone, row) {

@@ -1,14 +1,13 @@
 //! The remembered deletes of a dataset (`tombstones_<name>`): read for the
-//! keys a load touches, and changed in one MERGE per load, after the table's,
-//! from the keys' newest changes, so that writing them again changes nothing.
+//! keys a load touches, and changed from the keys' newest changes (new ones in
+//! a MERGE before the table's, forgotten ones in a MERGE after it), so that
+//! writing them again changes nothing.
 
 use crate::batches::{self, DELETE_FLAG};
 use crate::error::LakeError;
-use crate::keys::{key_join, KEYS};
 use crate::merge::{MergedFile, COMMIT_KEY};
 use crate::predicates::{join_predicate, sequence_predicate};
 use crate::schema::{quoted, tombstone_columns, TableName};
-use crate::table::query;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::kernel::transaction::CommitProperties;
@@ -26,18 +25,9 @@ impl Lake {
         let Some(table) = &self.sets[ds].tombstones else {
             return Ok(Vec::new());
         };
-        self.register_keys(&dataset, keys)?;
-        let columns: Vec<String> = tombstone_columns(&dataset)
-            .map(|i| format!("t.{}", quoted(&dataset.columns[i].name)))
-            .collect();
+        let kept: Vec<usize> = tombstone_columns(&dataset).collect();
         let name = TableName::Tombstones(dataset.clone());
-        let sql = format!(
-            "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
-            columns.join(", "),
-            name.sql(),
-            key_join(&dataset)
-        );
-        let found = query(&self.ctx, table, &name, &sql).await?;
+        let found = self.keyed(&dataset, table, &name, &kept, keys).await?;
         let mut rows = Vec::new();
         for batch in &found {
             rows.extend(batches::tombstone_rows(&dataset, batch)?);
