@@ -30,6 +30,7 @@ mod rejects;
 mod show;
 mod storage_faults;
 mod sweep;
+mod upsert_engines;
 
 use deltaload_tests::Sandbox;
 use std::process::Output;

@@ -114,7 +114,8 @@ impl Handler {
         spec: &Spec,
         aws: &aws_config::SdkConfig,
     ) -> Result<Self, AwsError> {
-        let lake = Lake::open_spec(&settings.lake_root()?, spec).await?;
+        let mut lake = Lake::open_spec(&settings.lake_root()?, spec).await?;
+        lake.set_engine(settings.engine);
         let client = s3_client(aws, settings.endpoint_url.as_deref());
         let handler = Self::new(
             lake,

@@ -65,6 +65,9 @@ pub struct Settings {
     pub deadline_margin: std::time::Duration,
     /// The spec file or S3 URI (`DELTALOAD_SPEC`); the built-in `orders` when `None`.
     pub spec: Option<String>,
+    /// The engine writing the datasets' tables (`DELTALOAD_ENGINE`: `keyed`, the
+    /// default, or `merge`).
+    pub engine: deltaload_lake::Engine,
 }
 
 /// The EMF namespace the Lambda uses when `DELTALOAD_METRICS_NAMESPACE` is not set.
@@ -110,6 +113,14 @@ impl Settings {
                 None => crate::handler::DEFAULT_DEADLINE_MARGIN,
             },
             spec: var("DELTALOAD_SPEC"),
+            engine: match var("DELTALOAD_ENGINE") {
+                Some(v) => deltaload_lake::Engine::parse(&v).ok_or_else(|| {
+                    AwsError::Config(format!(
+                        "DELTALOAD_ENGINE={v:?} is not an engine: use keyed (the default) or merge"
+                    ))
+                })?,
+                None => deltaload_lake::Engine::default(),
+            },
         })
     }
 

@@ -222,6 +222,16 @@ pub struct HandlerArgs {
     /// Also print each batch's figures on stdout as CloudWatch EMF, in this namespace.
     #[arg(long, value_name = "NAMESPACE")]
     pub metrics_namespace: Option<String>,
+    /// The engine writing the datasets' tables: keyed (deltaload's keyed upsert)
+    /// or merge (delta-rs's MERGE).
+    #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
+    pub engine: deltaload_lake::Engine,
+}
+
+/// An engine named on the command line.
+fn engine(text: &str) -> Result<deltaload_lake::Engine, String> {
+    deltaload_lake::Engine::parse(text)
+        .ok_or_else(|| format!("{text:?} is not an engine: use keyed or merge"))
 }
 
 #[derive(Debug, Args)]
@@ -277,6 +287,10 @@ pub struct LoadArgs {
     /// file, as if loaded one by one in the order given).
     #[arg(long, env = "DELTALOAD_BATCH_SIZE", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub batch_size: u16,
+    /// The engine writing the dataset's table: keyed (deltaload's keyed upsert)
+    /// or merge (delta-rs's MERGE).
+    #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
+    pub engine: deltaload_lake::Engine,
     /// CSV change files to load.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

@@ -38,6 +38,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     let chosen = spec.select(None).map_err(anyhow::Error::msg)?;
     let (dataset, deletes) = (chosen.name.clone(), chosen.delete_when.is_some());
     let mut lake = crate::open_lake(&args.lake, spec).await?;
+    lake.set_engine(args.engine);
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
     for chunk in args.files.chunks(usize::from(args.batch_size)) {

@@ -25,6 +25,7 @@ pub(crate) async fn handler(
         metrics_namespace: args.metrics_namespace.clone(),
         deadline_margin: deltaload_aws::handler::DEFAULT_DEADLINE_MARGIN,
         spec: None,
+        engine: args.engine,
     };
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");

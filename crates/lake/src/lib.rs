@@ -35,6 +35,7 @@ mod settle;
 mod show;
 mod table;
 mod tombstones;
+mod upsert;
 mod values;
 mod writes;
 
@@ -78,6 +79,7 @@ pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
 };
+pub use upsert::Engine;
 
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
@@ -98,6 +100,14 @@ pub struct Lake {
     commit_retries: u64,
     /// What the MERGEs into the datasets' tables read and wrote, since the lake was opened.
     orders_files: OrdersFiles,
+    /// The engine writing the datasets' tables.
+    engine: Engine,
+    /// Whether delta-rs's MERGE wrote since the keys were last checked for
+    /// doubles (the keyed upsert checks them before it commits).
+    merged_unchecked: bool,
+    /// Writes into datasets' tables by the keyed upsert and by delta-rs's
+    /// MERGE, since the lake was opened.
+    writes: EngineWrites,
 }
 
 /// A dataset and its two tables.
@@ -107,6 +117,15 @@ pub(crate) struct DatasetTables {
     pub rejected: DeltaTable,
     /// The remembered deletes, for datasets that keep them.
     pub tombstones: Option<DeltaTable>,
+}
+
+/// Writes into datasets' tables by each engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineWrites {
+    /// By the keyed upsert.
+    pub keyed: u64,
+    /// By delta-rs's MERGE (chosen, or for a table the keyed upsert leaves to it).
+    pub merge: u64,
 }
 
 /// The data files MERGEs into the datasets' tables scanned, skipped by their
@@ -168,6 +187,9 @@ impl Lake {
             reconciliation,
             commit_retries: 0,
             orders_files: OrdersFiles::default(),
+            engine: Engine::default(),
+            merged_unchecked: false,
+            writes: EngineWrites::default(),
         })
     }
 
@@ -197,6 +219,11 @@ impl Lake {
     /// the lake was opened.
     pub fn orders_files(&self) -> OrdersFiles {
         self.orders_files
+    }
+
+    /// Writes into datasets' tables by each engine since the lake was opened.
+    pub fn writes_by_engine(&self) -> EngineWrites {
+        self.writes
     }
 
     /// The current version of the first dataset's table (`orders` without a spec).

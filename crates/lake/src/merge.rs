@@ -46,6 +46,7 @@ pub(crate) struct MergeCommit {
 
 /// A file version a MERGE loads, with its counts when the MERGE covers several
 /// files (a MERGE of one file reports its counts in its operation metrics).
+#[derive(Clone, Copy)]
 pub(crate) struct MergedFile<'a> {
     pub location: &'a str,
     pub content_id: &'a str,
@@ -53,7 +54,7 @@ pub(crate) struct MergedFile<'a> {
 }
 
 impl MergedFile<'_> {
-    pub(crate) fn to_json(&self) -> Json {
+    pub(crate) fn to_json(self) -> Json {
         let mut file = json!({ "location": self.location, "content_id": self.content_id });
         if let Some(c) = self.counts {
             file["inserted"] = json!(c.inserted);
@@ -98,7 +99,7 @@ impl Lake {
             .read_batch(batch)
             .map_err(LakeError::query(&label))?;
         let before = set.target.version();
-        let files: Vec<Json> = files.iter().map(MergedFile::to_json).collect();
+        let files: Vec<Json> = files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         // With deletes in the feed: a delete removes a matched row it is not
@@ -156,6 +157,8 @@ impl Lake {
             .map_err(LakeError::delta(&label, &url))?;
         let (table, metrics) = builder.await.map_err(LakeError::delta(&label, &url))?;
         self.sets[ds].target = table;
+        self.merged_unchecked = true;
+        self.writes.merge += 1;
         let counts = MergeCounts {
             inserted: metrics.num_target_rows_inserted as u64,
             updated: metrics.num_target_rows_updated as u64,
@@ -168,19 +171,7 @@ impl Lake {
             rewritten: metrics.num_target_files_removed as u64,
             added: metrics.num_target_files_added as u64,
         };
-        let total = &mut self.orders_files;
-        total.scanned += files.scanned;
-        total.skipped += files.skipped;
-        total.rewritten += files.rewritten;
-        total.added += files.added;
-        tracing::debug!(
-            table = %label,
-            files_scanned = files.scanned,
-            files_skipped = files.skipped,
-            files_added = files.added,
-            files_removed = files.rewritten,
-            "merge"
-        );
+        self.count_files(&label, files, "merge");
         Ok((counts, (after != before).then_some(after).flatten()))
     }
 }

@@ -48,7 +48,7 @@ impl Lake {
                 let rows: Vec<(&[Value], &str)> =
                     parsed[*only].rows().map(|c| (c, location)).collect();
                 let files = [merged(parsed, *only, None)];
-                counts[*only] = Some(self.merge_target(ds, &rows, &files, loaded_at).await?.0);
+                counts[*only] = Some(self.upsert_target(ds, &rows, &files, loaded_at).await?.0);
             }
             _ => {
                 // The tombstones are those of every file of the round: the
@@ -129,7 +129,7 @@ impl Lake {
                 .iter()
                 .map(|(k, c)| (c.as_ref(), location(*k)))
                 .collect();
-            let (got, _) = self.merge_target(ds, &rows, &files, loaded_at).await?;
+            let (got, _) = self.upsert_target(ds, &rows, &files, loaded_at).await?;
             if got != plan.expected {
                 tracing::warn!(
                     expected_inserted = plan.expected.inserted,

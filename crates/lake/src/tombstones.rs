@@ -65,7 +65,8 @@ impl Lake {
             .ctx
             .read_batch(batch)
             .map_err(LakeError::query(&label))?;
-        let files: Vec<serde_json::Value> = files.iter().map(MergedFile::to_json).collect();
+        let files: Vec<serde_json::Value> =
+            files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         let flag = format!("s.{DELETE_FLAG}");

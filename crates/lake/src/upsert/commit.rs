@@ -1,0 +1,105 @@
+//! Writing a keyed upsert's files and committing them, as a MERGE, in one commit.
+
+use crate::error::LakeError;
+use deltalake::arrow::compute::{lexsort_to_indices, take, SortColumn};
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake::kernel::{Action, Remove};
+use deltalake::operations::write::writer::{DeltaWriter, WriterConfig};
+use deltalake::operations::write::WriterStatsConfig;
+use deltalake::protocol::DeltaOperation;
+use deltalake::DeltaTable;
+use std::num::NonZeroU64;
+
+/// What an upsert commits: the rows of its new files, the files they replace,
+/// the key ranges it read, and the metadata naming the loaded file versions.
+pub(crate) struct Replacement {
+    pub rows: Option<RecordBatch>,
+    pub removes: Vec<Remove>,
+    pub predicate: Option<String>,
+    pub metadata: serde_json::Value,
+}
+
+/// `batch` sorted by the columns `keys`, so the files written from it hold
+/// disjoint key ranges and a later load touches few of them.
+pub(crate) fn sorted(
+    batch: &RecordBatch,
+    keys: &[usize],
+    table: &str,
+) -> Result<RecordBatch, LakeError> {
+    let columns: Vec<SortColumn> = keys
+        .iter()
+        .map(|&k| SortColumn {
+            values: batch.column(k).clone(),
+            options: None,
+        })
+        .collect();
+    let order = lexsort_to_indices(&columns, None).map_err(LakeError::arrow(table))?;
+    let sorted = batch
+        .columns()
+        .iter()
+        .map(|c| take(c.as_ref(), &order, None))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(LakeError::arrow(table))?;
+    RecordBatch::try_new(batch.schema(), sorted).map_err(LakeError::arrow(table))
+}
+
+/// Writes the new files (at most `file_bytes` each) and commits them with the
+/// removes as one MERGE whose read predicate is `predicate`: a concurrent
+/// commit adding or removing files there conflicts with this one. Returns the
+/// table at the new version and how many files were added.
+pub(crate) async fn commit(
+    table: &DeltaTable,
+    replacement: Replacement,
+    file_bytes: u64,
+    label: &str,
+) -> Result<(DeltaTable, u64), LakeError> {
+    let url = table.table_url().clone();
+    let delta = LakeError::delta(label, &url);
+    let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
+    let mut actions: Vec<Action> = Vec::new();
+    if let Some(rows) = replacement.rows.filter(|r| r.num_rows() > 0) {
+        let stats = WriterStatsConfig::from_config(snapshot.snapshot().table_configuration());
+        let config = WriterConfig::new(
+            rows.schema(),
+            Vec::new(),
+            None,
+            NonZeroU64::new(file_bytes),
+            None,
+            stats.num_indexed_cols,
+            stats.stats_columns,
+        );
+        let mut writer = DeltaWriter::new(table.object_store(), config);
+        writer
+            .write(&rows)
+            .await
+            .map_err(LakeError::delta(label, &url))?;
+        let adds = writer
+            .close()
+            .await
+            .map_err(LakeError::delta(label, &url))?;
+        actions.extend(adds.into_iter().map(Action::Add));
+    }
+    let added = actions.len() as u64;
+    actions.extend(replacement.removes.into_iter().map(Action::Remove));
+    let operation = DeltaOperation::Merge {
+        predicate: replacement.predicate.clone(),
+        merge_predicate: replacement.predicate,
+        matched_predicates: Vec::new(),
+        not_matched_predicates: Vec::new(),
+        not_matched_by_source_predicates: Vec::new(),
+    };
+    let properties = CommitProperties::default()
+        .with_metadata([(crate::merge::COMMIT_KEY.to_string(), replacement.metadata)]);
+    let done = CommitBuilder::from(properties)
+        .with_actions(actions)
+        .build(Some(snapshot), table.log_store(), operation)
+        .await
+        .map_err(delta)?;
+    let mut table = table.clone();
+    table
+        .update_incremental(Some(done.version()))
+        .await
+        .map_err(LakeError::delta(label, &url))?;
+    Ok((table, added))
+}

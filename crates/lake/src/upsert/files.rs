@@ -1,0 +1,231 @@
+//! The target files a keyed upsert may touch: the table's files whose key
+//! statistics can hold one of the changed keys (files without statistics count),
+//! and whether the table uses a feature the keyed upsert leaves to the MERGE.
+
+use crate::error::LakeError;
+use deltalake::kernel::Remove;
+use deltalake::{DeltaTable, Path};
+use deltaload_core::{ColumnType, Dataset, Value};
+use futures::TryStreamExt;
+use serde_json::Value as Json;
+
+/// A data file of the table.
+pub(crate) struct TargetFile {
+    pub path: Path,
+    pub size: u64,
+    pub remove: Remove,
+}
+
+/// Why the keyed upsert hands a table to delta-rs's MERGE, or `None` when it
+/// handles the table: features it does not write (partitions, column mapping,
+/// change data feed, constraints, generated columns, row tracking).
+pub(crate) fn unsupported(
+    table: &DeltaTable,
+) -> Result<Option<String>, deltalake::DeltaTableError> {
+    let snapshot = table.snapshot()?;
+    let metadata = snapshot.metadata();
+    if !metadata.partition_columns().is_empty() {
+        return Ok(Some("the table is partitioned".into()));
+    }
+    let config = metadata.configuration();
+    let set = |k: &str, v: &str| config.get(k).is_some_and(|x| x.eq_ignore_ascii_case(v));
+    if config
+        .get("delta.columnMapping.mode")
+        .is_some_and(|m| !m.eq_ignore_ascii_case("none"))
+    {
+        return Ok(Some("the table uses column mapping".into()));
+    }
+    if set("delta.enableChangeDataFeed", "true") {
+        return Ok(Some("the table writes a change data feed".into()));
+    }
+    if set("delta.enableRowTracking", "true") {
+        return Ok(Some("the table tracks row ids".into()));
+    }
+    if config.keys().any(|k| k.starts_with("delta.constraints.")) {
+        return Ok(Some("the table has check constraints".into()));
+    }
+    let generated = snapshot.schema().fields().any(|f| {
+        f.metadata().keys().any(|k| {
+            k == "delta.generationExpression"
+                || k == "delta.invariants"
+                || k.starts_with("delta.identity")
+        })
+    });
+    if generated {
+        return Ok(Some(
+            "the table has generated, identity or invariant columns".into(),
+        ));
+    }
+    Ok(None)
+}
+
+/// The sorted values of the first key column, when its statistics can prune files.
+pub(crate) enum KeyBounds {
+    Ints(Vec<i64>),
+    Texts(Vec<String>),
+    None,
+}
+
+impl KeyBounds {
+    /// The changes' values of the first key column (`changes` are rows of the dataset).
+    pub fn of(dataset: &Dataset, changes: &[(&[Value], &str)]) -> Self {
+        let k = dataset.keys[0];
+        match dataset.columns[k].ty {
+            ColumnType::Int | ColumnType::Bigint => {
+                let mut v: Vec<i64> = changes
+                    .iter()
+                    .filter_map(|(r, _)| match r[k] {
+                        Value::Int(i) => Some(i),
+                        _ => None,
+                    })
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                KeyBounds::Ints(v)
+            }
+            ColumnType::String => {
+                let mut v: Vec<String> = changes
+                    .iter()
+                    .filter_map(|(r, _)| match &r[k] {
+                        Value::Text(s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                KeyBounds::Texts(v)
+            }
+            _ => KeyBounds::None,
+        }
+    }
+
+    /// Whether a file whose first key column lies in `[min, max]` (JSON
+    /// statistics; `None` when unknown) may hold one of the values.
+    fn may_hold(&self, min: Option<&Json>, max: Option<&Json>) -> bool {
+        match self {
+            KeyBounds::Ints(v) => match (min.and_then(Json::as_i64), max.and_then(Json::as_i64)) {
+                (Some(lo), Some(hi)) => {
+                    let i = v.partition_point(|x| *x < lo);
+                    v.get(i).is_some_and(|x| *x <= hi)
+                }
+                _ => true,
+            },
+            KeyBounds::Texts(v) => match (min.and_then(Json::as_str), max.and_then(Json::as_str)) {
+                (Some(lo), Some(hi)) => {
+                    let i = v.partition_point(|x| x.as_str() < lo);
+                    v.get(i).is_some_and(|x| x.as_str() <= hi)
+                }
+                _ => true,
+            },
+            KeyBounds::None => true,
+        }
+    }
+
+    /// The read predicate of the upsert's commit, in SQL over the first key
+    /// column: a concurrent commit adding a row in these bounds conflicts.
+    /// `None` (the whole table) when the column's statistics cannot tell.
+    pub fn predicate(&self, column: &str) -> Option<String> {
+        let column = crate::schema::quoted(column);
+        match self {
+            KeyBounds::Ints(v) if !v.is_empty() => Some(crate::predicates::within_ranges(
+                &column,
+                &crate::predicates::batch_ranges(v),
+            )),
+            KeyBounds::Texts(v) => match (v.first(), v.last()) {
+                (Some(lo), Some(hi)) => Some(format!(
+                    "{column} BETWEEN '{}' AND '{}'",
+                    lo.replace('\'', "''"),
+                    hi.replace('\'', "''")
+                )),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The table's files, split into those whose key statistics may hold one of
+/// the changes (`candidates`) and the number skipped. Errors when a file
+/// carries a deletion vector (`Ok(None)`: the MERGE handles such tables).
+pub(crate) async fn candidates(
+    table: &DeltaTable,
+    key: &str,
+    bounds: &KeyBounds,
+) -> Result<Option<(Vec<TargetFile>, u64)>, deltalake::DeltaTableError> {
+    let snapshot = table.snapshot()?;
+    let log_store = table.log_store();
+    let views: Vec<_> = snapshot
+        .snapshot()
+        .file_views(log_store.as_ref(), None)
+        .try_collect()
+        .await?;
+    let mut kept = Vec::new();
+    let mut skipped = 0;
+    for view in views {
+        if view.deletion_vector_descriptor().is_some() {
+            return Ok(None);
+        }
+        let stats: Option<Json> = view.stats().and_then(|s| serde_json::from_str(&s).ok());
+        let bound = |side: &str| {
+            stats
+                .as_ref()
+                .and_then(|s| s.get(side))
+                .and_then(|m| m.get(key))
+        };
+        if !bounds.may_hold(bound("minValues"), bound("maxValues")) {
+            skipped += 1;
+            continue;
+        }
+        kept.push(TargetFile {
+            path: view.object_store_path(),
+            size: u64::try_from(view.size()).unwrap_or(0),
+            remove: view.remove_action(true),
+        });
+    }
+    Ok(Some((kept, skipped)))
+}
+
+/// Errors of this module carry the table's name and location.
+pub(crate) fn delta_error(
+    table: &DeltaTable,
+    label: &str,
+) -> impl FnOnce(deltalake::DeltaTableError) -> LakeError {
+    let url = table.table_url().clone();
+    let label = label.to_string();
+    move |e| LakeError::delta(&label, &url)(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn integer_bounds_prune_files_between_the_changes() {
+        let b = KeyBounds::Ints(vec![1, 5, 100]);
+        assert!(b.may_hold(Some(&json!(0)), Some(&json!(1))));
+        assert!(b.may_hold(Some(&json!(2)), Some(&json!(7))));
+        assert!(!b.may_hold(Some(&json!(6)), Some(&json!(99))));
+        assert!(!b.may_hold(Some(&json!(101)), Some(&json!(200))));
+        assert!(
+            b.may_hold(None, Some(&json!(3))),
+            "no statistics: the file counts"
+        );
+        assert!(
+            b.may_hold(Some(&json!("x")), Some(&json!(3))),
+            "unreadable: the file counts"
+        );
+    }
+
+    #[test]
+    fn text_bounds_prune_by_bytes_and_quote_the_predicate() {
+        let b = KeyBounds::Texts(vec!["b".into(), "d'x".into()]);
+        assert!(b.may_hold(Some(&json!("a")), Some(&json!("b"))));
+        assert!(!b.may_hold(Some(&json!("e")), Some(&json!("z"))));
+        assert!(!b.may_hold(Some(&json!("ba")), Some(&json!("c"))));
+        assert_eq!(
+            b.predicate("k").as_deref(),
+            Some("k BETWEEN 'b' AND 'd''x'")
+        );
+    }
+}

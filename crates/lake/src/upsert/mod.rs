@@ -1,0 +1,467 @@
+//! The keyed upsert: deltaload's own MERGE of a round's changes into a
+//! dataset's table, built on deltalake's public pieces, with delta-rs's MERGE
+//! as the fallback for table features it does not write.
+//!
+//! 1. The target files whose key statistics may hold a changed key are
+//!    listed (files without statistics count); the others are not read.
+//! 2. Their key, sequence and tie-break columns are read and each change
+//!    meets the row of its key: [`apply::decide`] says update, stale or delete
+//!    (the rule of the MERGE's clauses). A key found in two rows stops the
+//!    load before anything is committed.
+//! 3. Only the files where a row changes are read whole and rewritten; their
+//!    rows and the inserted keys are written sorted by key in files of at most
+//!    [`crate::ORDERS_FILE_BYTES`], so files stay range-disjoint.
+//! 4. One commit removes the rewritten files and adds the new ones, as a MERGE
+//!    whose read predicate covers the changed keys' ranges: a concurrent
+//!    writer there conflicts, one elsewhere does not. Nothing changes, no commit.
+//!
+//! `tests/e2e/src/upsert_engines.rs` proves it equal to delta-rs's MERGE.
+
+mod apply;
+mod commit;
+mod files;
+mod read;
+
+use crate::error::LakeError;
+use crate::merge::MergedFile;
+use crate::Lake;
+use apply::{Action, ChangeKeys};
+use deltalake::arrow::array::ArrayRef;
+use deltalake::arrow::array::UInt32Array;
+use deltalake::arrow::compute::{concat, take};
+use deltalake::arrow::datatypes::SchemaRef;
+use deltalake::arrow::record_batch::RecordBatch;
+use deltaload_core::{Dataset, MergeCounts, Value};
+use files::KeyBounds;
+use futures::{StreamExt, TryStreamExt};
+use std::sync::Arc;
+
+/// Which engine writes the changes into a dataset's table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// deltaload's keyed upsert (delta-rs's MERGE for tables it does not handle).
+    #[default]
+    Keyed,
+    /// delta-rs's MERGE, always.
+    Merge,
+}
+
+impl Engine {
+    /// The engine of a command-line or setting value: `keyed` or `merge`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "keyed" => Some(Self::Keyed),
+            "merge" => Some(Self::Merge),
+            _ => None,
+        }
+    }
+}
+
+/// Target files read at once.
+const READ_AHEAD: usize = 4;
+
+/// The changes of a round aligned on the table: the batch in the table's
+/// column order with the delete flag last, and each dataset column's position.
+struct Aligned {
+    changes: RecordBatch,
+    position: Vec<usize>,
+    schema: SchemaRef,
+}
+
+/// What the target files hold for the changes.
+#[derive(Default)]
+struct Met {
+    /// Per candidate file: (row, change, action).
+    hits: Vec<Vec<(u32, u32, Action)>>,
+    /// Per change: whether a row of its key was found.
+    found: Vec<bool>,
+}
+
+impl Lake {
+    /// Selects the engine of later loads (the keyed upsert by default).
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.engine = engine;
+    }
+
+    /// Writes changes into dataset `ds`'s table as [`Lake::merge_target`] does,
+    /// with the keyed upsert when the table allows it.
+    pub(crate) async fn upsert_target(
+        &mut self,
+        ds: usize,
+        rows: &[(&[Value], &str)],
+        files: &[MergedFile<'_>],
+        loaded_at: i64,
+    ) -> Result<(MergeCounts, Option<u64>), LakeError> {
+        if rows.is_empty() {
+            return Ok((MergeCounts::default(), None));
+        }
+        let set = &self.sets[ds];
+        let label = set.dataset.name.clone();
+        let table = &set.target;
+        let fallback = match self.engine {
+            Engine::Merge => Some("the MERGE engine was chosen".to_string()),
+            Engine::Keyed => {
+                files::unsupported(table).map_err(files::delta_error(table, &label))?
+            }
+        };
+        if let Some(reason) = fallback {
+            tracing::debug!(table = %label, reason, "writing with delta-rs's MERGE");
+            return self.merge_target(ds, rows, files, loaded_at).await;
+        }
+        let dataset = set.dataset.clone();
+        let bounds = KeyBounds::of(&dataset, rows);
+        let key = &dataset.columns[dataset.keys[0]].name;
+        let Some((candidates, skipped)) = files::candidates(table, key, &bounds)
+            .await
+            .map_err(files::delta_error(table, &label))?
+        else {
+            tracing::debug!(table = %label, "deletion vectors in the table: writing with delta-rs's MERGE");
+            return self.merge_target(ds, rows, files, loaded_at).await;
+        };
+        self.writes.keyed += 1;
+        let started = std::time::Instant::now();
+        let lap = |phase: &str| {
+            tracing::debug!(
+                phase,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "keyed upsert step"
+            )
+        };
+        let aligned = align(table, &dataset, rows, loaded_at, &label)?;
+        lap("aligned");
+        let met = self.meet(ds, &aligned, &candidates, rows).await?;
+        lap("met");
+        let counts = count(&dataset, rows, &met);
+        let rewritten: Vec<usize> = (0..candidates.len())
+            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
+            .collect();
+        let inserted: Vec<u32> = (0..rows.len())
+            .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
+            .map(|c| c as u32)
+            .collect();
+        let stats = crate::OrdersFiles {
+            scanned: candidates.len() as u64,
+            skipped,
+            rewritten: rewritten.len() as u64,
+            added: 0,
+        };
+        if rewritten.is_empty() && inserted.is_empty() {
+            self.count_files(&label, stats, "keyed upsert");
+            return Ok((counts, None));
+        }
+        let mut pieces = Vec::with_capacity(rewritten.len() + 1);
+        let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+        let updated = updated_mask(&dataset, &aligned.schema);
+        let store = self.sets[ds].target.object_store();
+        for &f in &rewritten {
+            let c = &candidates[f];
+            let file = read::read_columns(
+                store.clone(),
+                &c.path,
+                c.size,
+                &aligned.schema,
+                &all,
+                &label,
+            )
+            .await?;
+            pieces.push(
+                apply::rewrite(&file, &aligned.changes, &met.hits[f], &updated)
+                    .map_err(LakeError::arrow(&label))?,
+            );
+        }
+        pieces.push(
+            apply::inserts(&aligned.changes, all.len(), &inserted)
+                .map_err(LakeError::arrow(&label))?,
+        );
+        lap("rewritten");
+        let rows_out = joined(&aligned.schema, &pieces, &label)?;
+        let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
+        let rows_out = commit::sorted(&rows_out, &key_positions, &label)?;
+        lap("sorted");
+        let metadata = metadata(files, counts);
+        let replacement = commit::Replacement {
+            rows: Some(rows_out),
+            removes: rewritten
+                .iter()
+                .map(|&f| candidates[f].remove.clone())
+                .collect(),
+            predicate: bounds.predicate(key),
+            metadata,
+        };
+        let before = self.sets[ds].target.version();
+        let (table, added) = commit::commit(
+            &self.sets[ds].target,
+            replacement,
+            crate::ORDERS_FILE_BYTES,
+            &label,
+        )
+        .await?;
+        lap("committed");
+        self.sets[ds].target = table;
+        self.count_files(
+            &label,
+            crate::OrdersFiles { added, ..stats },
+            "keyed upsert",
+        );
+        let after = self.sets[ds].target.version();
+        Ok((counts, (after != before).then_some(after).flatten()))
+    }
+
+    /// Reads the key, sequence and tie-break columns of the candidate files and
+    /// decides what each change does to the row of its key.
+    async fn meet(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        candidates: &[files::TargetFile],
+        rows: &[(&[Value], &str)],
+    ) -> Result<Met, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let label = dataset.name.as_str();
+        let mut probe: Vec<usize> = dataset
+            .keys
+            .iter()
+            .chain(&dataset.sequence_by)
+            .chain(&dataset.tie_break)
+            .copied()
+            .collect();
+        probe.sort_unstable();
+        probe.dedup();
+        let wanted: Vec<usize> = probe.iter().map(|&i| aligned.position[i]).collect();
+        let key_at: Vec<usize> = dataset
+            .keys
+            .iter()
+            .map(|k| probe.iter().position(|p| p == k).unwrap_or(0))
+            .collect();
+        let key_columns: Vec<ArrayRef> = dataset
+            .keys
+            .iter()
+            .map(|&k| aligned.changes.column(aligned.position[k]).clone())
+            .collect();
+        let keys = ChangeKeys::new(&key_columns).map_err(LakeError::arrow(label))?;
+        let index = keys.index().map_err(|first| LakeError::Invariant {
+            table: label.to_string(),
+            detail: format!(
+                "the changes to write hold key {:?} twice; this is a bug of deltaload, please report it",
+                dataset.key_of(rows[first as usize].0)
+            ),
+        })?;
+        let store = self.sets[ds].target.object_store();
+        // Each read owns what it uses: the load's future stays `Send`.
+        let jobs: Vec<_> = candidates
+            .iter()
+            .map(|c| (c.path.clone(), c.size))
+            .collect();
+        let mut reads = futures::stream::iter(jobs)
+            .map(|(path, size)| {
+                let (store, schema) = (store.clone(), aligned.schema.clone());
+                let (wanted, label) = (wanted.clone(), label.to_string());
+                async move { read::read_columns(store, &path, size, &schema, &wanted, &label).await }
+            })
+            .buffered(READ_AHEAD);
+        let mut met = Met {
+            hits: Vec::with_capacity(candidates.len()),
+            found: vec![false; rows.len()],
+        };
+        let mut holder: Vec<Option<usize>> = vec![None; rows.len()];
+        while let Some(batch) = reads.try_next().await? {
+            let f = met.hits.len();
+            let columns: Vec<ArrayRef> = key_at.iter().map(|&i| batch.column(i).clone()).collect();
+            let pairs = keys
+                .matches(&index, &columns)
+                .map_err(LakeError::arrow(label))?;
+            let targets = target_rows(dataset, &batch, &probe, &pairs, label)?;
+            let mut hits = Vec::with_capacity(pairs.len());
+            for ((r, c), target) in pairs.into_iter().zip(targets) {
+                if let Some(other) = holder[c as usize].replace(f) {
+                    return Err(twice(
+                        dataset,
+                        rows[c as usize].0,
+                        &candidates[other],
+                        &candidates[f],
+                    ));
+                }
+                met.found[c as usize] = true;
+                hits.push((r, c, apply::decide(dataset, rows[c as usize].0, &target)));
+            }
+            met.hits.push(hits);
+        }
+        Ok(met)
+    }
+
+    /// Adds a write's file figures to the lake's totals and logs them, as `what`.
+    pub(crate) fn count_files(&mut self, label: &str, files: crate::OrdersFiles, what: &str) {
+        let total = &mut self.orders_files;
+        total.scanned += files.scanned;
+        total.skipped += files.skipped;
+        total.rewritten += files.rewritten;
+        total.added += files.added;
+        tracing::debug!(
+            table = %label,
+            files_scanned = files.scanned,
+            files_skipped = files.skipped,
+            files_added = files.added,
+            files_removed = files.rewritten,
+            "{what}"
+        );
+    }
+}
+
+/// The changes as rows of the table, in its column order, with the delete flag last.
+fn align(
+    table: &deltalake::DeltaTable,
+    dataset: &Arc<Dataset>,
+    rows: &[(&[Value], &str)],
+    loaded_at: i64,
+    label: &str,
+) -> Result<Aligned, LakeError> {
+    let url = table.table_url().clone();
+    let schema = table
+        .snapshot()
+        .map_err(LakeError::delta(label, &url))?
+        .snapshot()
+        .arrow_schema();
+    let changes = crate::batches::target_with_deletes(dataset, rows, loaded_at)?;
+    let source = changes.schema();
+    let mut columns = Vec::with_capacity(schema.fields().len() + 1);
+    for field in schema.fields() {
+        let i = source
+            .index_of(field.name())
+            .map_err(|_| LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!("column {:?} of the table is not in the spec", field.name()),
+            })?;
+        columns.push(changes.column(i).clone());
+    }
+    columns.push(changes.column(changes.num_columns() - 1).clone());
+    let mut fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    fields.push(source.field(source.fields().len() - 1).clone());
+    let changes = RecordBatch::try_new(
+        Arc::new(deltalake::arrow::datatypes::Schema::new(fields)),
+        columns,
+    )
+    .map_err(LakeError::arrow(label))?;
+    let position = dataset
+        .columns
+        .iter()
+        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
+        .collect::<Result<_, _>>()?;
+    Ok(Aligned {
+        changes,
+        position,
+        schema,
+    })
+}
+
+/// The target rows of the matched pairs as values (the dataset's width; only
+/// the probed columns set), from the probed columns `batch`.
+fn target_rows(
+    dataset: &Dataset,
+    batch: &RecordBatch,
+    probe: &[usize],
+    pairs: &[(u32, u32)],
+    label: &str,
+) -> Result<Vec<Vec<Value>>, LakeError> {
+    let at = UInt32Array::from_iter_values(pairs.iter().map(|p| p.0));
+    let mut rows = vec![vec![Value::Null; dataset.columns.len()]; pairs.len()];
+    for (j, &i) in probe.iter().enumerate() {
+        let column = take(batch.column(j).as_ref(), &at, None).map_err(LakeError::arrow(label))?;
+        let values = crate::values::read(&column, dataset.columns[i].ty, label)?;
+        for (row, v) in rows.iter_mut().zip(values) {
+            row[i] = v;
+        }
+    }
+    Ok(rows)
+}
+
+/// The figures of the decisions: a key met and newer updated, a delete met
+/// deleted, a key not met inserted (a delete of an unknown key: nothing).
+fn count(dataset: &Dataset, rows: &[(&[Value], &str)], met: &Met) -> MergeCounts {
+    let mut counts = MergeCounts::default();
+    for hit in met.hits.iter().flatten() {
+        match hit.2 {
+            Action::Update => counts.updated += 1,
+            Action::Delete => counts.deleted += 1,
+            Action::Stale => {}
+        }
+    }
+    counts.inserted = (0..rows.len())
+        .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
+        .count() as u64;
+    counts
+}
+
+/// Per table column, whether an update sets it: the update columns and the lineage columns.
+fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<bool> {
+    let set: Vec<&str> = dataset
+        .update
+        .iter()
+        .map(|&i| dataset.columns[i].name.as_str())
+        .chain(deltaload_core::spec::LINEAGE_COLUMNS)
+        .collect();
+    schema
+        .fields()
+        .iter()
+        .map(|f| set.contains(&f.name().as_str()))
+        .collect()
+}
+
+/// The pieces' columns joined into one batch of the table's schema.
+fn joined(
+    schema: &SchemaRef,
+    pieces: &[Vec<ArrayRef>],
+    label: &str,
+) -> Result<RecordBatch, LakeError> {
+    let columns = (0..schema.fields().len())
+        .map(|i| {
+            let parts: Vec<&dyn deltalake::arrow::array::Array> =
+                pieces.iter().map(|p| p[i].as_ref()).collect();
+            concat(&parts)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(LakeError::arrow(label))?;
+    RecordBatch::try_new(schema.clone(), columns).map_err(LakeError::arrow(label))
+}
+
+/// The commit metadata naming the loaded file versions, each with its
+/// figures (a round of one file is given the upsert's own).
+fn metadata(files: &[MergedFile<'_>], counts: MergeCounts) -> serde_json::Value {
+    let named: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| {
+            let counts = f.counts.or((files.len() == 1).then_some(counts));
+            MergedFile { counts, ..*f }.to_json()
+        })
+        .collect();
+    serde_json::json!({ "files": named })
+}
+
+/// The error of a key found in two rows of the table.
+fn twice(
+    dataset: &Dataset,
+    change: &[Value],
+    a: &files::TargetFile,
+    b: &files::TargetFile,
+) -> LakeError {
+    let key: Vec<String> = dataset
+        .key_of(change)
+        .iter()
+        .map(|v| v.as_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    LakeError::Invariant {
+        table: dataset.name.clone(),
+        detail: format!(
+            "key(s) of this load appear more than once: ({}) = ({}) in data files {} and {}; \
+             nothing was written: stop loading and inspect the table history (deltaload show {})",
+            dataset.names(&dataset.keys).join(", "),
+            key.join(", "),
+            a.path,
+            b.path,
+            dataset.name
+        ),
+    }
+}
