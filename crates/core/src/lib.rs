@@ -18,6 +18,7 @@
 //! Nothing here touches a disk or a network; the `deltaload-lake` crate owns storage.
 
 pub mod attribution;
+mod chunks;
 pub mod compression;
 pub mod contract;
 pub mod encoding;

@@ -54,22 +54,97 @@ pub fn read_file(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMi
 }
 
 fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
-    let mut reader = csv::ReaderBuilder::new()
+    read_in_spans(
+        dataset,
+        body,
+        crate::chunks::parallelism(),
+        crate::chunks::MIN_SPAN,
+    )
+}
+
+/// [`read_decoded`] on up to `parts` cores, spans of at least `min_span` bytes.
+pub(crate) fn read_in_spans(
+    dataset: &Dataset,
+    body: &[u8],
+    parts: usize,
+    min_span: usize,
+) -> Result<ParsedFile, HeaderMismatch> {
+    let (at, start) = match dataset.csv.header {
+        HeaderMode::None => (check_header(dataset, Some(&[]))?, 0),
+        _ => match first_record(dataset, body) {
+            Some((names, end)) => (check_header(dataset, Some(&names))?, end),
+            None => {
+                check_header(dataset, None)?;
+                return Ok(ParsedFile {
+                    changes: Rows::new(dataset.width()),
+                    rejects: Vec::new(),
+                });
+            }
+        },
+    };
+    // After the header's line end and any blank lines (so the lines before
+    // a span never end in half a CRLF).
+    let start = start + leading_line_ends(&body[start.min(body.len())..]);
+    let spans = crate::chunks::spans(body, start, parts, min_span);
+    // Each span starts after a line end: its first record's line is one past
+    // the line ends before it.
+    let mut lines = Vec::with_capacity(spans.len());
+    let mut line = 1 + line_ends(&body[..spans[0].0]);
+    for (i, &(from, _)) in spans.iter().enumerate() {
+        if i > 0 {
+            line += line_ends(&body[spans[i - 1].0..from]);
+        }
+        lines.push(line);
+    }
+    let parse = |k: usize| {
+        let (from, to) = spans[k];
+        read_records(dataset, &body[from..to], &at, lines[k])
+    };
+    let mut parts: Vec<ParsedFile> = crate::chunks::in_parallel(spans.len(), parse);
+    let mut parsed = parts.remove(0);
+    for part in parts {
+        parsed.changes.append(part.changes);
+        parsed.rejects.extend(part.rejects);
+    }
+    Ok(parsed)
+}
+
+/// The first record's fields (the header) and the byte where the next begins;
+/// `None` for a file without records.
+fn first_record(dataset: &Dataset, body: &[u8]) -> Option<(Vec<String>, usize)> {
+    let mut reader = csv_reader(dataset, body);
+    let mut record = csv::ByteRecord::new();
+    match reader.read_byte_record(&mut record) {
+        Ok(true) => {
+            let names = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            Some((names, reader.position().byte() as usize))
+        }
+        _ => None,
+    }
+}
+
+fn csv_reader<'a>(dataset: &Dataset, body: &'a [u8]) -> csv::Reader<&'a [u8]> {
+    csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .delimiter(dataset.csv.field_delimiter)
-        .from_reader(body);
+        .from_reader(body)
+}
+
+/// The records of `body` (whole records, after the header), the first on
+/// line `line` of the file, fields at positions `at`.
+fn read_records(dataset: &Dataset, body: &[u8], at: &[usize], mut line: u64) -> ParsedFile {
+    let mut reader = csv_reader(dataset, body);
     let mut record = csv::ByteRecord::new();
     let mut parsed = ParsedFile {
         changes: Rows::new(dataset.width()),
         rejects: Vec::new(),
     };
-    let mut positions: Option<Vec<usize>> = match dataset.csv.header {
-        HeaderMode::None => Some(check_header(dataset, Some(&[]))?),
-        _ => None,
-    };
     // Line numbers counted here: csv's own do not count the blank lines it skips.
-    let (mut line, mut counted) = (1u64, 0usize);
+    let mut counted = 0usize;
     loop {
         let start = reader.position().byte() as usize;
         match reader.read_byte_record(&mut record) {
@@ -80,7 +155,7 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
                 // keep the rest of the file as one reject rather than drop it.
                 let raw = String::from_utf8_lossy(&body[start.min(body.len())..]);
                 parsed.rejects.push(Reject {
-                    line: reader.position().line(),
+                    line,
                     raw: raw.trim_end_matches(['\r', '\n']).to_string(),
                     key: None,
                     reason: format!("unreadable CSV: {e}"),
@@ -89,14 +164,6 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
             }
         }
         let end = reader.position().byte() as usize;
-        let Some(at) = positions.as_deref() else {
-            let names: Vec<String> = record
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).into_owned())
-                .collect();
-            positions = Some(check_header(dataset, Some(&names))?);
-            continue;
-        };
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
@@ -115,10 +182,7 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
             }
         }
     }
-    if positions.is_none() {
-        check_header(dataset, None)?;
-    }
-    Ok(parsed)
+    parsed
 }
 
 /// The key's field texts of a rejected record, joined by commas; `None` when all are empty.

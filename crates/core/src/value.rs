@@ -141,6 +141,11 @@ pub struct Rows {
 }
 
 impl Rows {
+    /// Moves `other`'s records (of the same width) after these.
+    pub fn append(&mut self, mut other: Rows) {
+        self.values.append(&mut other.values);
+    }
+
     /// No records yet, of `width` values each.
     pub fn new(width: usize) -> Self {
         Self {

@@ -34,17 +34,61 @@ const NAMES_SHOWN: usize = 5;
 /// column refuses the whole file, unless the dataset's `extra_fields` is
 /// `ignore`.
 pub fn read_jsonl(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    read_in_spans(
+        dataset,
+        bytes,
+        crate::chunks::parallelism(),
+        crate::chunks::MIN_SPAN,
+    )
+}
+
+/// [`read_jsonl`] on up to `parts` cores, spans of at least `min_span` bytes:
+/// the spans' rows and rejects in order, or the first refusal by line.
+pub(crate) fn read_in_spans(
+    dataset: &Dataset,
+    bytes: &[u8],
+    parts: usize,
+    min_span: usize,
+) -> Result<ParsedFile, HeaderMismatch> {
     let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let spans = crate::chunks::line_spans(body, 0, parts, min_span);
+    let mut first = Vec::with_capacity(spans.len());
+    let mut line = 1u64;
+    for (i, &(from, _)) in spans.iter().enumerate() {
+        if i > 0 {
+            line += body[spans[i - 1].0..from]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
+        }
+        first.push(line);
+    }
+    let parse = |k: usize| read_lines(dataset, &body[spans[k].0..spans[k].1], first[k]);
+    let parts: Vec<Result<ParsedFile, HeaderMismatch>> =
+        crate::chunks::in_parallel(spans.len(), parse);
+    let mut parts = parts.into_iter();
+    let mut parsed = parts.next().unwrap_or_else(|| Ok(ParsedFile::default()))?;
+    for part in parts {
+        let part = part?;
+        parsed.changes.append(part.changes);
+        parsed.rejects.extend(part.rejects);
+    }
+    Ok(parsed)
+}
+
+/// The lines of `body`, the first being line `first` of the file.
+fn read_lines(dataset: &Dataset, body: &[u8], first: u64) -> Result<ParsedFile, HeaderMismatch> {
     let mut parsed = ParsedFile {
         changes: Rows::new(dataset.width()),
         rejects: Vec::new(),
     };
+    // A span ends after a line feed: the empty piece after it is blank.
     for (index, line) in body.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
             continue;
         }
-        let number = index as u64 + 1;
+        let number = first + index as u64;
         let values = parsed.changes.values_mut();
         let before = values.len();
         match read_line(dataset, number, line, values) {

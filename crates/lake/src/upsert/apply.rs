@@ -3,11 +3,10 @@
 //! a rewritten file.
 
 use deltalake::arrow::array::{Array, ArrayRef, UInt32Array};
-use deltalake::arrow::compute::{interleave, take};
+use deltalake::arrow::compute::{concat, lexsort_to_indices, sort_to_indices, take, SortColumn};
 use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::arrow::row::{RowConverter, Rows, SortField};
-use deltaload_core::{Dataset, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -29,35 +28,48 @@ impl Action {
     }
 }
 
-/// What change `change` (a row of the dataset, with its delete flag) does to a
-/// target row of its key (`target`: the table's columns; only the sequence and
-/// tie-break columns are read). The rule of the MERGE's clauses: a delete
-/// removes a row it is not older than; an upsert updates a row it is newer
-/// than by [`Dataset::compare`]; without a sequence, the change always wins.
-pub(crate) fn decide(dataset: &Dataset, change: &[Value], target: &[Value]) -> Action {
-    let delete = dataset.is_delete(change);
-    if dataset.sequence_by.is_empty() {
-        return if delete {
-            Action::Delete
-        } else {
-            Action::Update
-        };
+/// What a change does to the target row of its key, from how the two
+/// compare: `by_sequence` on the sequence columns, `by_rank` on the sequence
+/// then the tie-break columns (nulls lowest, text by bytes: the order of
+/// [`deltaload_core::Dataset::compare`]). The rule of the MERGE's clauses: a delete removes a
+/// row it is not older than; an upsert updates a row it is newer than; without
+/// a sequence (`sequenced` false) the change always wins.
+pub(crate) fn decide(
+    delete: bool,
+    sequenced: bool,
+    by_sequence: Ordering,
+    by_rank: Ordering,
+) -> Action {
+    match (delete, sequenced) {
+        (true, false) => Action::Delete,
+        (false, false) => Action::Update,
+        (true, true) if by_sequence.is_lt() => Action::Stale,
+        (true, true) => Action::Delete,
+        (false, true) if by_rank.is_gt() => Action::Update,
+        (false, true) => Action::Stale,
     }
-    if delete {
-        let by_sequence = dataset
-            .sequence_by
-            .iter()
-            .map(|&i| change[i].cmp(&target[i]))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal);
-        return match by_sequence {
-            Ordering::Less => Action::Stale,
-            _ => Action::Delete,
-        };
+}
+
+/// Rows of the sequence (or sequence and tie-break) columns in Arrow's row
+/// format, whose bytes compare as [`deltaload_core::Dataset::compare`] compares the values.
+pub(crate) struct Ranks {
+    converter: RowConverter,
+}
+
+impl Ranks {
+    /// Ranks of columns of these types.
+    pub fn new(
+        types: impl IntoIterator<Item = deltalake::arrow::datatypes::DataType>,
+    ) -> Result<Self, ArrowError> {
+        let fields = types.into_iter().map(SortField::new).collect();
+        Ok(Self {
+            converter: RowConverter::new(fields)?,
+        })
     }
-    match dataset.compare(change, target) {
-        Ordering::Greater => Action::Update,
-        _ => Action::Stale,
+
+    /// The ranks of the rows of `columns`.
+    pub fn of(&self, columns: &[ArrayRef]) -> Result<Rows, ArrowError> {
+        self.converter.convert_columns(columns)
     }
 }
 
@@ -107,99 +119,176 @@ impl ChangeKeys {
     }
 }
 
-/// The rows that replace a rewritten file: its rows in order, less those
-/// deleted, with those updated taking the change's values in the columns an
-/// update sets (`updated[i]` for column `i`; the others keep the row's).
-/// `file` has the table's columns, `changes` the same columns first.
-pub(crate) fn rewrite(
-    file: &RecordBatch,
-    changes: &RecordBatch,
-    hits: &[(u32, u32, Action)],
-    updated: &[bool],
-) -> Result<Vec<ArrayRef>, ArrowError> {
-    let mut by_row: HashMap<u32, (u32, Action)> = HashMap::with_capacity(hits.len());
-    for &(r, c, a) in hits {
-        by_row.insert(r, (c, a));
-    }
-    let n = file.num_rows();
-    let mut kept: Vec<(usize, usize)> = Vec::with_capacity(n);
-    let mut set: Vec<(usize, usize)> = Vec::with_capacity(n);
-    for r in 0..n {
-        match by_row.get(&(r as u32)) {
-            Some((_, Action::Delete)) => {}
-            Some((c, Action::Update)) => {
-                kept.push((0, r));
-                set.push((1, *c as usize));
-            }
-            _ => {
-                kept.push((0, r));
-                set.push((0, r));
+/// Where each row of the upsert's output takes its values from: a (source
+/// batch, row) pair for the columns an update leaves (`kept`) and for those it
+/// sets (`set`); the two differ only for an updated row.
+#[derive(Default)]
+pub(crate) struct Picks {
+    kept: Vec<(usize, usize)>,
+    set: Vec<(usize, usize)>,
+}
+
+impl Picks {
+    /// The rows that replace rewritten file `source` (of `rows` rows): its
+    /// rows less those deleted, those updated taking their values from row
+    /// `c` of source `changes`. `hits` come in row order.
+    pub fn file(
+        &mut self,
+        source: usize,
+        rows: usize,
+        changes: usize,
+        hits: &[(u32, u32, Action)],
+    ) {
+        let mut hits = hits.iter().peekable();
+        for r in 0..rows {
+            let hit = hits.next_if(|h| h.0 as usize == r);
+            match hit.map(|h| (h.1 as usize, h.2)) {
+                Some((_, Action::Delete)) => {}
+                Some((c, Action::Update)) => {
+                    self.kept.push((source, r));
+                    self.set.push((changes, c));
+                }
+                _ => {
+                    self.kept.push((source, r));
+                    self.set.push((source, r));
+                }
             }
         }
     }
-    (0..file.num_columns())
-        .map(|i| {
-            let sources: [&dyn Array; 2] = [file.column(i).as_ref(), changes.column(i).as_ref()];
-            interleave(&sources, if updated[i] { &set } else { &kept })
-        })
-        .collect()
-}
 
-/// Columns `0..width` of the changes at `indices`: the rows an upsert inserts.
-pub(crate) fn inserts(
-    changes: &RecordBatch,
-    width: usize,
-    indices: &[u32],
-) -> Result<Vec<ArrayRef>, ArrowError> {
-    let indices = UInt32Array::from(indices.to_vec());
-    (0..width)
-        .map(|i| take(changes.column(i).as_ref(), &indices, None))
-        .collect()
+    /// Rows `indices` of source `changes`: the keys an upsert inserts.
+    pub fn inserts(&mut self, changes: usize, indices: &[u32]) {
+        for &c in indices {
+            self.kept.push((changes, c as usize));
+            self.set.push((changes, c as usize));
+        }
+    }
+
+    /// The output's first `width` columns, picked from `sources`, sorted by
+    /// the key columns `keys` (so the files written from it hold disjoint key
+    /// ranges and a later load touches few of them). `updated[i]`: whether an
+    /// update sets column `i`. Each column is the sources' column concatenated
+    /// then gathered once (both vectorised; a row-by-row interleave of many
+    /// sources is several times slower on text).
+    pub fn assemble(
+        self,
+        sources: &[&RecordBatch],
+        width: usize,
+        updated: &[bool],
+        keys: &[usize],
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let mut offsets = Vec::with_capacity(sources.len());
+        let mut total = 0usize;
+        for b in sources {
+            offsets.push(total);
+            total += b.num_rows();
+        }
+        if u32::try_from(total).is_err() {
+            return Err(ArrowError::ComputeError(format!(
+                "{total} rows to rewrite in one load: more than a load can hold"
+            )));
+        }
+        let global = |picks: &[(usize, usize)]| -> UInt32Array {
+            UInt32Array::from_iter_values(picks.iter().map(|&(s, r)| (offsets[s] + r) as u32))
+        };
+        let pool = |i: usize| {
+            let arrays: Vec<&dyn Array> = sources.iter().map(|b| b.column(i).as_ref()).collect();
+            concat(&arrays)
+        };
+        let kept = global(&self.kept);
+        let key_columns = keys
+            .iter()
+            .map(|&k| take(pool(k)?.as_ref(), &kept, None))
+            .collect::<Result<Vec<_>, _>>()?;
+        let order = match key_columns.as_slice() {
+            [one] => sort_to_indices(one, None, None)?,
+            many => lexsort_to_indices(
+                &many
+                    .iter()
+                    .map(|values| SortColumn {
+                        values: values.clone(),
+                        options: None,
+                    })
+                    .collect::<Vec<_>>(),
+                None,
+            )?,
+        };
+        let permuted = |picks: &UInt32Array| -> UInt32Array {
+            UInt32Array::from_iter_values(order.values().iter().map(|&o| picks.value(o as usize)))
+        };
+        let (kept, set) = (permuted(&kept), permuted(&global(&self.set)));
+        (0..width)
+            .map(|i| {
+                take(
+                    pool(i)?.as_ref(),
+                    if updated[i] { &set } else { &kept },
+                    None,
+                )
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use deltalake::arrow::array::{Int64Array, StringArray};
+    use deltaload_core::Dataset;
     use std::sync::Arc;
 
     fn orders() -> Arc<Dataset> {
         deltaload_core::Dataset::orders()
     }
 
-    /// An orders row with `status` and `updated_at` (microseconds) set.
-    fn row(status: &str, at: i64) -> Vec<Value> {
-        let d = orders();
-        let mut r = vec![Value::Null; d.columns.len()];
-        let col = |n: &str| d.columns.iter().position(|c| c.name == n).unwrap();
-        r[col("order_id")] = Value::Int(1);
-        r[col("status")] = Value::Text(status.into());
-        r[col("updated_at")] = Value::Timestamp(at);
-        r
-    }
-
     #[test]
     fn newer_updates_older_is_stale_and_ties_go_by_content() {
         let d = orders();
+        let col = |n: &str| d.columns.iter().position(|c| c.name == n).unwrap();
+        let (status, at) = (col("status"), col("updated_at"));
+        let columns = |rows: &[(&str, i64)]| -> Vec<ArrayRef> {
+            vec![
+                Arc::new(
+                    deltalake::arrow::array::TimestampMicrosecondArray::from_iter_values(
+                        rows.iter().map(|r| r.1),
+                    )
+                    .with_timezone("UTC"),
+                ),
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
+            ]
+        };
+        let ranks = Ranks::new([
+            crate::schema::arrow_type(d.columns[at].ty),
+            crate::schema::arrow_type(d.columns[status].ty),
+        ])
+        .unwrap();
+        let rows = [("placed", 1), ("paid", 2), ("paid", 1), ("shipped", 1)];
+        let r = ranks.of(&columns(&rows)).unwrap();
+        let cmp = |a: usize, b: usize| r.row(a).cmp(&r.row(b));
+        let update = |a, b| decide(false, true, Ordering::Equal, cmp(a, b));
+        assert_eq!(update(1, 0), Action::Update, "newer");
+        assert_eq!(update(2, 1), Action::Stale, "older");
+        assert_eq!(update(3, 2), Action::Update, "shipped > paid by bytes");
+        assert_eq!(update(2, 3), Action::Stale);
         assert_eq!(
-            decide(&d, &row("paid", 2), &row("placed", 1)),
+            update(2, 2),
+            Action::Stale,
+            "an equal change changes nothing"
+        );
+        assert_eq!(
+            decide(true, true, Ordering::Equal, Ordering::Less),
+            Action::Delete
+        );
+        assert_eq!(
+            decide(true, true, Ordering::Less, Ordering::Less),
+            Action::Stale
+        );
+        assert_eq!(
+            decide(false, false, Ordering::Less, Ordering::Less),
             Action::Update
         );
         assert_eq!(
-            decide(&d, &row("paid", 1), &row("placed", 2)),
-            Action::Stale
-        );
-        let (a, b) = (row("shipped", 1), row("paid", 1));
-        assert_eq!(
-            decide(&d, &a, &b),
-            Action::Update,
-            "shipped > paid by bytes"
-        );
-        assert_eq!(decide(&d, &b, &a), Action::Stale);
-        assert_eq!(
-            decide(&d, &a, &a),
-            Action::Stale,
-            "an equal change changes nothing"
+            decide(true, false, Ordering::Less, Ordering::Less),
+            Action::Delete
         );
     }
 
@@ -215,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn a_rewrite_keeps_order_drops_deletes_and_updates_only_the_set_columns() {
+    fn the_output_keeps_unchanged_rows_drops_deletes_updates_only_the_set_columns_and_sorts() {
         let batch = |ids: Vec<i64>, names: Vec<&str>| {
             RecordBatch::try_from_iter([
                 ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
@@ -224,18 +313,38 @@ mod tests {
             .unwrap()
         };
         let file = batch(vec![1, 2, 3], vec!["a", "b", "c"]);
-        let changes = batch(vec![3, 1], vec!["C", "A"]);
+        let changes = batch(vec![3, 1, 0], vec!["C", "A", "N"]);
+        let output = |hits: &[(u32, u32, Action)], updated: &[bool]| {
+            let mut picks = Picks::default();
+            picks.file(0, 3, 1, hits);
+            picks.inserts(1, &[2]);
+            let out = picks
+                .assemble(&[&file, &changes], 2, updated, &[0])
+                .unwrap();
+            let ids = out[0].as_any().downcast_ref::<Int64Array>().unwrap();
+            let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
+            (
+                ids.values().to_vec(),
+                names
+                    .iter()
+                    .flatten()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+            )
+        };
         let hits = [(0, 1, Action::Delete), (2, 0, Action::Update)];
-        let out = rewrite(&file, &changes, &hits, &[true, false]).unwrap();
-        let ids = out[0].as_any().downcast_ref::<Int64Array>().unwrap();
-        let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(ids.values().to_vec(), vec![2, 3]);
-        assert_eq!(names.iter().collect::<Vec<_>>(), vec![Some("b"), Some("c")]);
-        let out = rewrite(&file, &changes, &hits[1..], &[true, true]).unwrap();
-        let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(
-            names.iter().collect::<Vec<_>>(),
-            vec![Some("a"), Some("b"), Some("C")]
+            output(&hits, &[true, false]),
+            (vec![0, 2, 3], vec!["N".into(), "b".into(), "c".into()])
         );
+        assert_eq!(
+            output(&hits[1..], &[true, true]),
+            (
+                vec![0, 1, 2, 3],
+                vec!["N".into(), "a".into(), "b".into(), "C".into()]
+            )
+        );
+        let stale = [(2, 0, Action::Stale)];
+        assert_eq!(output(&stale, &[true, true]).1, vec!["N", "a", "b", "c"]);
     }
 }

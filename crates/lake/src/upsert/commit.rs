@@ -1,7 +1,6 @@
 //! Writing a keyed upsert's files and committing them, as a MERGE, in one commit.
 
 use crate::error::LakeError;
-use deltalake::arrow::compute::{lexsort_to_indices, take, SortColumn};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::{Action, Remove};
@@ -11,6 +10,9 @@ use deltalake::protocol::DeltaOperation;
 use deltalake::DeltaTable;
 use std::num::NonZeroU64;
 
+/// Rows from which the new files are written by several tasks at once.
+const PARALLEL_ROWS: usize = 200_000;
+
 /// What an upsert commits: the rows of its new files, the files they replace,
 /// the key ranges it read, and the metadata naming the loaded file versions.
 pub(crate) struct Replacement {
@@ -18,30 +20,6 @@ pub(crate) struct Replacement {
     pub removes: Vec<Remove>,
     pub predicate: Option<String>,
     pub metadata: serde_json::Value,
-}
-
-/// `batch` sorted by the columns `keys`, so the files written from it hold
-/// disjoint key ranges and a later load touches few of them.
-pub(crate) fn sorted(
-    batch: &RecordBatch,
-    keys: &[usize],
-    table: &str,
-) -> Result<RecordBatch, LakeError> {
-    let columns: Vec<SortColumn> = keys
-        .iter()
-        .map(|&k| SortColumn {
-            values: batch.column(k).clone(),
-            options: None,
-        })
-        .collect();
-    let order = lexsort_to_indices(&columns, None).map_err(LakeError::arrow(table))?;
-    let sorted = batch
-        .columns()
-        .iter()
-        .map(|c| take(c.as_ref(), &order, None))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(LakeError::arrow(table))?;
-    RecordBatch::try_new(batch.schema(), sorted).map_err(LakeError::arrow(table))
 }
 
 /// Writes the new files (at most `file_bytes` each) and commits them with the
@@ -69,16 +47,36 @@ pub(crate) async fn commit(
             stats.num_indexed_cols,
             stats.stats_columns,
         );
-        let mut writer = DeltaWriter::new(table.object_store(), config);
-        writer
-            .write(&rows)
-            .await
-            .map_err(LakeError::delta(label, &url))?;
-        let adds = writer
-            .close()
-            .await
-            .map_err(LakeError::delta(label, &url))?;
-        actions.extend(adds.into_iter().map(Action::Add));
+        // Large outputs are cut into consecutive key ranges, each written by a
+        // task of its own: Parquet encoding is the costliest step, and the
+        // files stay range-disjoint.
+        let parts = match rows.num_rows() >= PARALLEL_ROWS {
+            true => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            false => 1,
+        };
+        let chunk = rows.num_rows().div_ceil(parts);
+        let writers: Vec<_> = (0..parts)
+            .map(|i| {
+                let start = i * chunk;
+                let part = rows.slice(start, chunk.min(rows.num_rows() - start));
+                let (store, config) = (table.object_store(), config.clone());
+                tokio::spawn(async move {
+                    let mut writer = DeltaWriter::new(store, config);
+                    writer.write(&part).await?;
+                    writer.close().await
+                })
+            })
+            .collect();
+        for writer in writers {
+            let adds = writer
+                .await
+                .map_err(|e| LakeError::Invariant {
+                    table: label.to_string(),
+                    detail: format!("a writer of new data files failed: {e}"),
+                })?
+                .map_err(LakeError::delta(label, &url))?;
+            actions.extend(adds.into_iter().map(Action::Add));
+        }
     }
     let added = actions.len() as u64;
     actions.extend(replacement.removes.into_iter().map(Action::Remove));

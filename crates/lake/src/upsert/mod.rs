@@ -17,24 +17,23 @@
 //!
 //! `tests/e2e/src/upsert_engines.rs` proves it equal to delta-rs's MERGE.
 
+mod aligned;
 mod apply;
 mod commit;
 mod files;
+mod rank;
 mod read;
 
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
+use aligned::{align, updated_mask, Aligned};
 use apply::{Action, ChangeKeys};
 use deltalake::arrow::array::ArrayRef;
-use deltalake::arrow::array::UInt32Array;
-use deltalake::arrow::compute::{concat, take};
-use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, MergeCounts, Value};
 use files::KeyBounds;
-use futures::{StreamExt, TryStreamExt};
-use std::sync::Arc;
+use futures::StreamExt;
 
 /// Which engine writes the changes into a dataset's table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,17 +54,6 @@ impl Engine {
             _ => None,
         }
     }
-}
-
-/// Target files read at once.
-const READ_AHEAD: usize = 4;
-
-/// The changes of a round aligned on the table: the batch in the table's
-/// column order with the delete flag last, and each dataset column's position.
-struct Aligned {
-    changes: RecordBatch,
-    position: Vec<usize>,
-    schema: SchemaRef,
 }
 
 /// What the target files hold for the changes.
@@ -149,35 +137,38 @@ impl Lake {
             self.count_files(&label, stats, "keyed upsert");
             return Ok((counts, None));
         }
-        let mut pieces = Vec::with_capacity(rewritten.len() + 1);
         let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-        let updated = updated_mask(&dataset, &aligned.schema);
         let store = self.sets[ds].target.object_store();
-        for &f in &rewritten {
-            let c = &candidates[f];
-            let file = read::read_columns(
-                store.clone(),
-                &c.path,
-                c.size,
-                &aligned.schema,
-                &all,
-                &label,
-            )
-            .await?;
-            pieces.push(
-                apply::rewrite(&file, &aligned.changes, &met.hits[f], &updated)
-                    .map_err(LakeError::arrow(&label))?,
+        let files_read: Vec<_> = rewritten.iter().map(|&f| &candidates[f]).collect();
+        let mut reads =
+            read::read_files(store, files_read.into_iter(), &aligned.schema, &all, &label);
+        let mut read = Vec::with_capacity(rewritten.len());
+        let mut picks = apply::Picks::default();
+        while let Some(file) = reads.next().await {
+            let file = file?;
+            let source = read.len();
+            picks.file(
+                source,
+                file.num_rows(),
+                rewritten.len(),
+                &met.hits[rewritten[source]],
             );
+            read.push(file);
         }
-        pieces.push(
-            apply::inserts(&aligned.changes, all.len(), &inserted)
-                .map_err(LakeError::arrow(&label))?,
-        );
-        lap("rewritten");
-        let rows_out = joined(&aligned.schema, &pieces, &label)?;
+        drop(reads);
+        picks.inserts(rewritten.len(), &inserted);
+        lap("read");
+        let mut sources: Vec<&RecordBatch> = read.iter().collect();
+        sources.push(&aligned.changes);
         let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
-        let rows_out = commit::sorted(&rows_out, &key_positions, &label)?;
-        lap("sorted");
+        let updated = updated_mask(&dataset, &aligned.schema);
+        let columns = picks
+            .assemble(&sources, all.len(), &updated, &key_positions)
+            .map_err(LakeError::arrow(&label))?;
+        let rows_out = RecordBatch::try_new(aligned.schema.clone(), columns)
+            .map_err(LakeError::arrow(&label))?;
+        drop(read);
+        lap("assembled");
         let metadata = metadata(files, counts);
         let replacement = commit::Replacement {
             rows: Some(rows_out),
@@ -247,32 +238,23 @@ impl Lake {
             ),
         })?;
         let store = self.sets[ds].target.object_store();
-        // Each read owns what it uses: the load's future stays `Send`.
-        let jobs: Vec<_> = candidates
-            .iter()
-            .map(|c| (c.path.clone(), c.size))
-            .collect();
-        let mut reads = futures::stream::iter(jobs)
-            .map(|(path, size)| {
-                let (store, schema) = (store.clone(), aligned.schema.clone());
-                let (wanted, label) = (wanted.clone(), label.to_string());
-                async move { read::read_columns(store, &path, size, &schema, &wanted, &label).await }
-            })
-            .buffered(READ_AHEAD);
+        let mut reads = read::read_files(store, candidates.iter(), &aligned.schema, &wanted, label);
+        let rank = rank::Rank::new(dataset, aligned, &probe, label)?;
         let mut met = Met {
             hits: Vec::with_capacity(candidates.len()),
             found: vec![false; rows.len()],
         };
         let mut holder: Vec<Option<usize>> = vec![None; rows.len()];
-        while let Some(batch) = reads.try_next().await? {
+        while let Some(batch) = reads.next().await {
+            let batch = batch?;
             let f = met.hits.len();
             let columns: Vec<ArrayRef> = key_at.iter().map(|&i| batch.column(i).clone()).collect();
             let pairs = keys
                 .matches(&index, &columns)
                 .map_err(LakeError::arrow(label))?;
-            let targets = target_rows(dataset, &batch, &probe, &pairs, label)?;
+            let actions = rank.decide(dataset, rows, &batch, &pairs)?;
             let mut hits = Vec::with_capacity(pairs.len());
-            for ((r, c), target) in pairs.into_iter().zip(targets) {
+            for ((r, c), action) in pairs.into_iter().zip(actions) {
                 if let Some(other) = holder[c as usize].replace(f) {
                     return Err(twice(
                         dataset,
@@ -282,7 +264,7 @@ impl Lake {
                     ));
                 }
                 met.found[c as usize] = true;
-                hits.push((r, c, apply::decide(dataset, rows[c as usize].0, &target)));
+                hits.push((r, c, action));
             }
             met.hits.push(hits);
         }
@@ -307,77 +289,6 @@ impl Lake {
     }
 }
 
-/// The changes as rows of the table, in its column order, with the delete flag last.
-fn align(
-    table: &deltalake::DeltaTable,
-    dataset: &Arc<Dataset>,
-    rows: &[(&[Value], &str)],
-    loaded_at: i64,
-    label: &str,
-) -> Result<Aligned, LakeError> {
-    let url = table.table_url().clone();
-    let schema = table
-        .snapshot()
-        .map_err(LakeError::delta(label, &url))?
-        .snapshot()
-        .arrow_schema();
-    let changes = crate::batches::target_with_deletes(dataset, rows, loaded_at)?;
-    let source = changes.schema();
-    let mut columns = Vec::with_capacity(schema.fields().len() + 1);
-    for field in schema.fields() {
-        let i = source
-            .index_of(field.name())
-            .map_err(|_| LakeError::Invariant {
-                table: label.to_string(),
-                detail: format!("column {:?} of the table is not in the spec", field.name()),
-            })?;
-        columns.push(changes.column(i).clone());
-    }
-    columns.push(changes.column(changes.num_columns() - 1).clone());
-    let mut fields: Vec<_> = schema
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone().with_nullable(true))
-        .collect();
-    fields.push(source.field(source.fields().len() - 1).clone());
-    let changes = RecordBatch::try_new(
-        Arc::new(deltalake::arrow::datatypes::Schema::new(fields)),
-        columns,
-    )
-    .map_err(LakeError::arrow(label))?;
-    let position = dataset
-        .columns
-        .iter()
-        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
-        .collect::<Result<_, _>>()?;
-    Ok(Aligned {
-        changes,
-        position,
-        schema,
-    })
-}
-
-/// The target rows of the matched pairs as values (the dataset's width; only
-/// the probed columns set), from the probed columns `batch`.
-fn target_rows(
-    dataset: &Dataset,
-    batch: &RecordBatch,
-    probe: &[usize],
-    pairs: &[(u32, u32)],
-    label: &str,
-) -> Result<Vec<Vec<Value>>, LakeError> {
-    let at = UInt32Array::from_iter_values(pairs.iter().map(|p| p.0));
-    let mut rows = vec![vec![Value::Null; dataset.columns.len()]; pairs.len()];
-    for (j, &i) in probe.iter().enumerate() {
-        let column = take(batch.column(j).as_ref(), &at, None).map_err(LakeError::arrow(label))?;
-        let values = crate::values::read(&column, dataset.columns[i].ty, label)?;
-        for (row, v) in rows.iter_mut().zip(values) {
-            row[i] = v;
-        }
-    }
-    Ok(rows)
-}
-
 /// The figures of the decisions: a key met and newer updated, a delete met
 /// deleted, a key not met inserted (a delete of an unknown key: nothing).
 fn count(dataset: &Dataset, rows: &[(&[Value], &str)], met: &Met) -> MergeCounts {
@@ -393,38 +304,6 @@ fn count(dataset: &Dataset, rows: &[(&[Value], &str)], met: &Met) -> MergeCounts
         .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
         .count() as u64;
     counts
-}
-
-/// Per table column, whether an update sets it: the update columns and the lineage columns.
-fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<bool> {
-    let set: Vec<&str> = dataset
-        .update
-        .iter()
-        .map(|&i| dataset.columns[i].name.as_str())
-        .chain(deltaload_core::spec::LINEAGE_COLUMNS)
-        .collect();
-    schema
-        .fields()
-        .iter()
-        .map(|f| set.contains(&f.name().as_str()))
-        .collect()
-}
-
-/// The pieces' columns joined into one batch of the table's schema.
-fn joined(
-    schema: &SchemaRef,
-    pieces: &[Vec<ArrayRef>],
-    label: &str,
-) -> Result<RecordBatch, LakeError> {
-    let columns = (0..schema.fields().len())
-        .map(|i| {
-            let parts: Vec<&dyn deltalake::arrow::array::Array> =
-                pieces.iter().map(|p| p[i].as_ref()).collect();
-            concat(&parts)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(LakeError::arrow(label))?;
-    RecordBatch::try_new(schema.clone(), columns).map_err(LakeError::arrow(label))
 }
 
 /// The commit metadata naming the loaded file versions, each with its

@@ -85,3 +85,37 @@ pub(crate) async fn read_columns(
     RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
         .map_err(LakeError::arrow(table))
 }
+
+/// Target files read at once.
+const READ_AHEAD: usize = 4;
+
+/// Columns `wanted` of each of `files`, in their order, as [`read_columns`]
+/// reads them. Each read is a task of its own (the cores decode side by side)
+/// and owns what it uses, so the load's future stays `Send`.
+pub(crate) fn read_files<'a>(
+    store: Arc<dyn ObjectStore>,
+    files: impl Iterator<Item = &'a super::files::TargetFile>,
+    schema: &SchemaRef,
+    wanted: &[usize],
+    table: &str,
+) -> impl futures::Stream<Item = Result<RecordBatch, LakeError>> + Send + 'static {
+    use futures::StreamExt;
+    let jobs: Vec<(Path, u64)> = files.map(|f| (f.path.clone(), f.size)).collect();
+    let (schema, wanted, table) = (schema.clone(), wanted.to_vec(), table.to_string());
+    futures::stream::iter(jobs)
+        .map(move |(path, size)| {
+            let (store, schema) = (store.clone(), schema.clone());
+            let (wanted, table) = (wanted.clone(), table.clone());
+            tokio::spawn(
+                async move { read_columns(store, &path, size, &schema, &wanted, &table).await },
+            )
+        })
+        .buffered(READ_AHEAD)
+        .map(|joined| match joined {
+            Ok(read) => read,
+            Err(e) => Err(LakeError::Invariant {
+                table: "data file".into(),
+                detail: format!("a read of a data file failed: {e}"),
+            }),
+        })
+}
