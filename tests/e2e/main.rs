@@ -22,6 +22,7 @@ mod lambda_emulator;
 mod load_cli;
 mod lost_state;
 mod maintenance;
+mod merge_on_read;
 mod other_engines;
 mod permutations;
 mod reconcile_findings;

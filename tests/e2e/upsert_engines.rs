@@ -103,10 +103,16 @@ struct Layout {
     keyed: bool,
     /// The table keeps no column statistics.
     no_stats: bool,
+    /// The dataset is merge-on-read (deletion vectors instead of rewrites).
+    mor: bool,
 }
 
 fn layout() -> impl Strategy<Value = Layout> {
-    (any::<bool>(), any::<bool>()).prop_map(|(keyed, no_stats)| Layout { keyed, no_stats })
+    (any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(keyed, no_stats, mor)| Layout {
+        keyed,
+        no_stats,
+        mor,
+    })
 }
 
 fn source(dir: &Path, name: &str, bytes: Vec<u8>) -> SourceFile {
@@ -136,7 +142,16 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Sets up a lake from `setup` (loaded one file per load) in `layout`, copies
 /// it, loads `batch` (one batch) with each engine into its own copy, and
 /// checks both copies hold the same and report the same.
-async fn differential(spec: &Spec, layout: Layout, setup: Vec<Vec<u8>>, batch: Vec<Vec<u8>>) {
+async fn differential(text: &str, layout: Layout, setup: Vec<Vec<u8>>, batch: Vec<Vec<u8>>) {
+    let text = match layout.mor {
+        true => text.replacen(
+            "format = \"jsonl\"\n",
+            "format = \"jsonl\"\nmerge_on_read = true\n",
+            1,
+        ),
+        false => text.to_string(),
+    };
+    let spec = &Spec::parse(&text, "spec.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let landing = dir.path().join("landing");
     std::fs::create_dir_all(&landing).unwrap();
@@ -238,7 +253,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
     fn the_keyed_upsert_equals_the_merge_on_an_integer_key(
@@ -246,10 +261,9 @@ proptest! {
         setup in prop::collection::vec(prop::collection::vec(item(), 1..8), 0..4),
         batch in prop::collection::vec(prop::collection::vec(item(), 0..10), 1..3),
     ) {
-        let spec = Spec::parse(ITEMS, "items.toml").unwrap();
         let setup = setup.iter().map(|f| items_bytes(f)).collect();
         let batch = batch.iter().map(|f| items_bytes(f)).collect();
-        runtime().block_on(differential(&spec, layout, setup, batch));
+        runtime().block_on(differential(ITEMS, layout, setup, batch));
     }
 
     #[test]
@@ -258,9 +272,12 @@ proptest! {
         setup in prop::collection::vec(prop::collection::vec(inventory_change(), 1..8), 0..4),
         batch in prop::collection::vec(prop::collection::vec(inventory_change(), 0..10), 1..3),
     ) {
-        let spec = crate::deletes::spec("jsonl");
+        let text = format!(
+            "[[dataset]]\nname = \"inventory\"\nformat = \"jsonl\"\n{}",
+            crate::deletes::INVENTORY
+        );
         let setup = setup.iter().map(|f| file_bytes("jsonl", f)).collect();
         let batch = batch.iter().map(|f| file_bytes("jsonl", f)).collect();
-        runtime().block_on(differential(&spec, layout, setup, batch));
+        runtime().block_on(differential(&text, layout, setup, batch));
     }
 }

@@ -187,6 +187,10 @@ pub struct Dataset {
     /// columns: `Value::Bool(true)` for a delete (see [`Dataset::is_delete`]).
     pub delete_when: Option<DeleteWhen>,
     pub extra_fields: ExtraFields,
+    /// A changed row of a data file no load otherwise rewrites is marked
+    /// deleted (a deletion vector) and its new version appended, instead of
+    /// the file being rewritten: a load costs what it changes.
+    pub merge_on_read: bool,
     pub csv: CsvFormat,
 }
 

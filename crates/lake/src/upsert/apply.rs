@@ -156,6 +156,15 @@ impl Picks {
         }
     }
 
+    /// The new versions of the rows of file `source` that changes update
+    /// (merge-on-read: the file itself stays, those rows marked deleted).
+    pub fn updates(&mut self, source: usize, changes: usize, hits: &[(u32, u32, Action)]) {
+        for &(r, c, _) in hits.iter().filter(|h| h.2 == Action::Update) {
+            self.kept.push((source, r as usize));
+            self.set.push((changes, c as usize));
+        }
+    }
+
     /// Rows `indices` of source `changes`: the keys an upsert inserts.
     pub fn inserts(&mut self, changes: usize, indices: &[u32]) {
         for &c in indices {

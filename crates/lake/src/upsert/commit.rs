@@ -3,11 +3,12 @@
 use crate::error::LakeError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
-use deltalake::kernel::{Action, Remove};
+use deltalake::kernel::{Action, Add, Remove};
 use deltalake::operations::write::writer::{DeltaWriter, WriterConfig};
 use deltalake::operations::write::WriterStatsConfig;
 use deltalake::protocol::DeltaOperation;
 use deltalake::DeltaTable;
+use object_store::ObjectStoreExt as _;
 use std::num::NonZeroU64;
 
 /// Rows from which the new files are written by several tasks at once.
@@ -18,6 +19,10 @@ const PARALLEL_ROWS: usize = 200_000;
 pub(crate) struct Replacement {
     pub rows: Option<RecordBatch>,
     pub removes: Vec<Remove>,
+    /// Files kept with a new deletion vector (each also among the removes).
+    pub kept: Vec<Add>,
+    /// The file holding the new deletion vectors: its path and bytes.
+    pub dv_file: Option<(deltalake::Path, Vec<u8>)>,
     pub predicate: Option<String>,
     pub metadata: serde_json::Value,
 }
@@ -79,6 +84,17 @@ pub(crate) async fn commit(
         }
     }
     let added = actions.len() as u64;
+    if let Some((path, bytes)) = replacement.dv_file {
+        table
+            .object_store()
+            .put(&path, bytes.into())
+            .await
+            .map_err(|e| LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!("writing deletion vector file {path}: {e}"),
+            })?;
+    }
+    actions.extend(replacement.kept.into_iter().map(Action::Add));
     actions.extend(replacement.removes.into_iter().map(Action::Remove));
     let operation = DeltaOperation::Merge {
         predicate: replacement.predicate.clone(),

@@ -3,7 +3,7 @@
 //! and whether the table uses a feature the keyed upsert leaves to the MERGE.
 
 use crate::error::LakeError;
-use deltalake::kernel::Remove;
+use deltalake::kernel::{Add, Remove};
 use deltalake::{DeltaTable, Path};
 use deltaload_core::{ColumnType, Dataset, Value};
 use futures::TryStreamExt;
@@ -12,8 +12,9 @@ use serde_json::Value as Json;
 /// A data file of the table.
 pub(crate) struct TargetFile {
     pub path: Path,
-    pub size: u64,
     pub remove: Remove,
+    /// The file's add action, with its deletion vector if it has one.
+    pub add: Add,
 }
 
 /// Why the keyed upsert hands a table to delta-rs's MERGE, or `None` when it
@@ -145,13 +146,12 @@ impl KeyBounds {
 }
 
 /// The table's files, split into those whose key statistics may hold one of
-/// the changes (`candidates`) and the number skipped. Errors when a file
-/// carries a deletion vector (`Ok(None)`: the MERGE handles such tables).
+/// the changes (`candidates`) and the number skipped.
 pub(crate) async fn candidates(
     table: &DeltaTable,
     key: &str,
     bounds: &KeyBounds,
-) -> Result<Option<(Vec<TargetFile>, u64)>, deltalake::DeltaTableError> {
+) -> Result<(Vec<TargetFile>, u64), deltalake::DeltaTableError> {
     let snapshot = table.snapshot()?;
     let log_store = table.log_store();
     let views: Vec<_> = snapshot
@@ -162,9 +162,6 @@ pub(crate) async fn candidates(
     let mut kept = Vec::new();
     let mut skipped = 0;
     for view in views {
-        if view.deletion_vector_descriptor().is_some() {
-            return Ok(None);
-        }
         let stats: Option<Json> = view.stats().and_then(|s| serde_json::from_str(&s).ok());
         let bound = |side: &str| {
             stats
@@ -178,11 +175,14 @@ pub(crate) async fn candidates(
         }
         kept.push(TargetFile {
             path: view.object_store_path(),
-            size: u64::try_from(view.size()).unwrap_or(0),
             remove: view.remove_action(true),
+            // Deprecated for Arrow arrays, but the commit needs the action
+            // itself to add the file back with a deletion vector.
+            #[allow(deprecated)]
+            add: view.add_action(),
         });
     }
-    Ok(Some((kept, skipped)))
+    Ok((kept, skipped))
 }
 
 /// Errors of this module carry the table's name and location.

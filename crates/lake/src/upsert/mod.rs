@@ -20,6 +20,8 @@
 mod aligned;
 mod apply;
 mod commit;
+mod deletions;
+mod dv;
 mod files;
 mod rank;
 mod read;
@@ -61,6 +63,9 @@ impl Engine {
 struct Met {
     /// Per candidate file: (row, change, action).
     hits: Vec<Vec<(u32, u32, Action)>>,
+    /// Per candidate file: its rows (deleted ones included) and the position
+    /// in the file of each row a change updates or deletes.
+    changed: Vec<(u64, Vec<u64>)>,
     /// Per change: whether a row of its key was found.
     found: Vec<bool>,
 }
@@ -99,13 +104,13 @@ impl Lake {
         let dataset = set.dataset.clone();
         let bounds = KeyBounds::of(&dataset, rows);
         let key = &dataset.columns[dataset.keys[0]].name;
-        let Some((candidates, skipped)) = files::candidates(table, key, &bounds)
+        if dataset.merge_on_read {
+            self.enable_deletion_vectors(ds).await?;
+        }
+        let table = &self.sets[ds].target;
+        let (candidates, skipped) = files::candidates(table, key, &bounds)
             .await
-            .map_err(files::delta_error(table, &label))?
-        else {
-            tracing::debug!(table = %label, "deletion vectors in the table: writing with delta-rs's MERGE");
-            return self.merge_target(ds, rows, files, loaded_at).await;
-        };
+            .map_err(files::delta_error(table, &label))?;
         self.writes.keyed += 1;
         let started = std::time::Instant::now();
         let lap = |phase: &str| {
@@ -138,30 +143,57 @@ impl Lake {
             return Ok((counts, None));
         }
         let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-        let store = self.sets[ds].target.object_store();
-        let files_read: Vec<_> = rewritten.iter().map(|&f| &candidates[f]).collect();
-        let mut reads =
-            read::read_files(store, files_read.into_iter(), &aligned.schema, &all, &label);
-        let mut read = Vec::with_capacity(rewritten.len());
+        let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
+        let updated = updated_mask(&dataset, &aligned.schema);
+        // Merge-on-read: a changed file stays, its changed rows marked deleted
+        // and their new versions appended; they are read only when an update
+        // keeps some of the row's columns.
+        let mor = dataset.merge_on_read;
+        let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
         let mut picks = apply::Picks::default();
+        let read_whole: Vec<usize> = match (mor, covers) {
+            (false, _) => rewritten.clone(),
+            (true, true) => Vec::new(),
+            (true, false) => rewritten
+                .iter()
+                .copied()
+                .filter(|&f| met.hits[f].iter().any(|h| h.2 == Action::Update))
+                .collect(),
+        };
+        let store = self.sets[ds].target.object_store();
+        let files_read: Vec<_> = read_whole.iter().map(|&f| &candidates[f]).collect();
+        let mut reads = read::read_files(
+            store.clone(),
+            files_read.into_iter(),
+            &aligned.schema,
+            &all,
+            &label,
+        );
+        let mut read = Vec::with_capacity(read_whole.len());
         while let Some(file) = reads.next().await {
-            let file = file?;
-            let source = read.len();
-            picks.file(
-                source,
-                file.num_rows(),
-                rewritten.len(),
-                &met.hits[rewritten[source]],
-            );
+            let file = file?.batch;
+            let (source, hits) = (read.len(), &met.hits[read_whole[read.len()]]);
+            match mor {
+                false => picks.file(source, file.num_rows(), read_whole.len(), hits),
+                true => picks.updates(source, read_whole.len(), hits),
+            }
             read.push(file);
         }
         drop(reads);
-        picks.inserts(rewritten.len(), &inserted);
+        if mor && covers {
+            for &f in &rewritten {
+                let updates: Vec<u32> = met.hits[f]
+                    .iter()
+                    .filter(|h| h.2 == Action::Update)
+                    .map(|h| h.1)
+                    .collect();
+                picks.inserts(read_whole.len(), &updates);
+            }
+        }
+        picks.inserts(read_whole.len(), &inserted);
         lap("read");
         let mut sources: Vec<&RecordBatch> = read.iter().collect();
         sources.push(&aligned.changes);
-        let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
-        let updated = updated_mask(&dataset, &aligned.schema);
         let columns = picks
             .assemble(&sources, all.len(), &updated, &key_positions)
             .map_err(LakeError::arrow(&label))?;
@@ -169,13 +201,25 @@ impl Lake {
             .map_err(LakeError::arrow(&label))?;
         drop(read);
         lap("assembled");
+        let (removes, kept, dv_file) = match mor {
+            false => (
+                rewritten
+                    .iter()
+                    .map(|&f| candidates[f].remove.clone())
+                    .collect(),
+                Vec::new(),
+                None,
+            ),
+            true => {
+                deletions::marked(&store, &candidates, &rewritten, &met.changed, &label).await?
+            }
+        };
         let metadata = metadata(files, counts);
         let replacement = commit::Replacement {
             rows: Some(rows_out),
-            removes: rewritten
-                .iter()
-                .map(|&f| candidates[f].remove.clone())
-                .collect(),
+            removes,
+            kept,
+            dv_file,
             predicate: bounds.predicate(key),
             metadata,
         };
@@ -242,17 +286,19 @@ impl Lake {
         let rank = rank::Rank::new(dataset, aligned, &probe, label)?;
         let mut met = Met {
             hits: Vec::with_capacity(candidates.len()),
+            changed: Vec::with_capacity(candidates.len()),
             found: vec![false; rows.len()],
         };
         let mut holder: Vec<Option<usize>> = vec![None; rows.len()];
-        while let Some(batch) = reads.next().await {
-            let batch = batch?;
+        while let Some(file) = reads.next().await {
+            let file = file?;
+            let batch = &file.batch;
             let f = met.hits.len();
             let columns: Vec<ArrayRef> = key_at.iter().map(|&i| batch.column(i).clone()).collect();
             let pairs = keys
                 .matches(&index, &columns)
                 .map_err(LakeError::arrow(label))?;
-            let actions = rank.decide(dataset, rows, &batch, &pairs)?;
+            let actions = rank.decide(dataset, rows, batch, &pairs)?;
             let mut hits = Vec::with_capacity(pairs.len());
             for ((r, c), action) in pairs.into_iter().zip(actions) {
                 if let Some(other) = holder[c as usize].replace(f) {
@@ -266,6 +312,12 @@ impl Lake {
                 met.found[c as usize] = true;
                 hits.push((r, c, action));
             }
+            let changed = hits
+                .iter()
+                .filter(|h| h.2.changes())
+                .map(|h| file.physical(h.0))
+                .collect();
+            met.changed.push((file.rows, changed));
             met.hits.push(hits);
         }
         Ok(met)

@@ -1,27 +1,45 @@
 //! Reading a data file of a table: chosen columns, by name, in the table's types.
 
 use crate::error::LakeError;
-use deltalake::arrow::array::{new_null_array, ArrayRef};
+use deltalake::arrow::array::{new_null_array, ArrayRef, UInt32Array};
 use deltalake::arrow::compute::{cast, concat_batches};
 use deltalake::arrow::datatypes::{Schema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::kernel::DeletionVectorDescriptor;
 use deltalake::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use deltalake::parquet::arrow::ProjectionMask;
 use deltalake::{ObjectStore, Path};
 use object_store::ObjectStoreExt as _;
 use std::sync::Arc;
 
-/// Columns `wanted` (indexes into the table's `schema`) of the file at `path`,
+/// A data file's live rows (those its deletion vector, if any, leaves).
+pub(crate) struct FileRows {
+    pub batch: RecordBatch,
+    /// Rows in the file, deleted ones included.
+    pub rows: u64,
+    /// The position in the file of each live row, when some are deleted.
+    pub live: Option<Vec<u32>>,
+}
+
+impl FileRows {
+    /// The position in the file of live row `r`.
+    pub fn physical(&self, r: u32) -> u64 {
+        u64::from(self.live.as_ref().map_or(r, |l| l[r as usize]))
+    }
+}
+
+/// Columns `wanted` (indexes into the table's `schema`) of the file at `path`
+/// (its live rows: those deletion vector `dv` leaves),
 /// in that order and in the table's types; a column the file lacks (added to
 /// the table after the file was written) reads as nulls.
 pub(crate) async fn read_columns(
     store: Arc<dyn ObjectStore>,
     path: &Path,
-    size: u64,
+    dv: Option<DeletionVectorDescriptor>,
     schema: &SchemaRef,
     wanted: &[usize],
     table: &str,
-) -> Result<RecordBatch, LakeError> {
+) -> Result<FileRows, LakeError> {
     let failed = |detail: String| {
         LakeError::Invariant {
         table: table.to_string(),
@@ -37,7 +55,6 @@ pub(crate) async fn read_columns(
         .bytes()
         .await
         .map_err(|e| failed(e.to_string()))?;
-    let _ = size;
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| failed(e.to_string()))?;
     let file_schema = builder.schema().clone();
@@ -82,8 +99,27 @@ pub(crate) async fn read_columns(
         .collect();
     let options =
         deltalake::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows));
-    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
-        .map_err(LakeError::arrow(table))
+    let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
+        .map_err(LakeError::arrow(table))?;
+    let Some(dv) = dv else {
+        return Ok(FileRows {
+            batch,
+            rows: rows as u64,
+            live: None,
+        });
+    };
+    let deleted = super::dv::read(&store, &dv).await.map_err(failed)?;
+    let live: Vec<u32> = (0..rows as u32)
+        .filter(|&r| !deleted.contains(u64::from(r)))
+        .collect();
+    let batch =
+        deltalake::arrow::compute::take_record_batch(&batch, &UInt32Array::from(live.clone()))
+            .map_err(LakeError::arrow(table))?;
+    Ok(FileRows {
+        batch,
+        rows: rows as u64,
+        live: Some(live),
+    })
 }
 
 /// Target files read at once.
@@ -98,16 +134,18 @@ pub(crate) fn read_files<'a>(
     schema: &SchemaRef,
     wanted: &[usize],
     table: &str,
-) -> impl futures::Stream<Item = Result<RecordBatch, LakeError>> + Send + 'static {
+) -> impl futures::Stream<Item = Result<FileRows, LakeError>> + Send + 'static {
     use futures::StreamExt;
-    let jobs: Vec<(Path, u64)> = files.map(|f| (f.path.clone(), f.size)).collect();
+    let jobs: Vec<(Path, Option<DeletionVectorDescriptor>)> = files
+        .map(|f| (f.path.clone(), f.add.deletion_vector.clone()))
+        .collect();
     let (schema, wanted, table) = (schema.clone(), wanted.to_vec(), table.to_string());
     futures::stream::iter(jobs)
-        .map(move |(path, size)| {
+        .map(move |(path, dv)| {
             let (store, schema) = (store.clone(), schema.clone());
             let (wanted, table) = (wanted.clone(), table.clone());
             tokio::spawn(
-                async move { read_columns(store, &path, size, &schema, &wanted, &table).await },
+                async move { read_columns(store, &path, dv, &schema, &wanted, &table).await },
             )
         })
         .buffered(READ_AHEAD)
