@@ -53,6 +53,9 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
             del.values
         );
     }
+    if d.merge_on_read {
+        out!("  merge-on-read: changed rows marked deleted (deletion vectors), their files kept");
+    }
     if d.format != deltaload_core::spec::Format::Csv {
         let extra = match d.extra_fields {
             deltaload_core::spec::ExtraFields::Refuse => "refused",
