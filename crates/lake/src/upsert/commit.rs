@@ -117,3 +117,58 @@ pub(crate) async fn commit(
         .map_err(LakeError::delta(label, &url))?;
     Ok((table, added))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{lake_url, Lake};
+    use deltalake::DeltaTable;
+    use deltaload_core::Dataset;
+
+    /// Orders `ids` as rows of the orders table.
+    fn orders(ids: std::ops::RangeInclusive<i64>) -> RecordBatch {
+        let mut csv =
+            String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
+        for id in ids {
+            csv.push_str(&format!("{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"));
+        }
+        let d = Dataset::orders();
+        let parsed = deltaload_core::read_file(&d, csv.as_bytes()).unwrap();
+        let rows: Vec<(&[deltaload_core::Value], &str)> = parsed
+            .changes
+            .iter()
+            .map(|r| (r, "/landing/x.csv"))
+            .collect();
+        crate::batches::target(&d, &rows, 0).unwrap()
+    }
+
+    async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {
+        let predicate = format!("order_id BETWEEN {} AND {}", ids.start(), ids.end());
+        let replacement = Replacement {
+            rows: Some(orders(ids)),
+            removes: Vec::new(),
+            kept: Vec::new(),
+            dv_file: None,
+            predicate: Some(predicate),
+            metadata: serde_json::json!({}),
+        };
+        let (table, _) = commit(table, replacement, 8 << 20, "orders").await?;
+        Ok(table.version().unwrap_or(0))
+    }
+
+    /// Two upserts that started from the same version: disjoint key ranges
+    /// both commit, with no retry of ours (delta-rs finds no conflict); a
+    /// range holding keys the winner added is a conflict, retried by the load.
+    #[tokio::test]
+    async fn disjoint_key_ranges_both_commit_and_overlapping_ones_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let lake = Lake::open(&root).await.unwrap();
+        let start = lake.sets[0].target.clone();
+        let first = add(&start, 1..=10).await.unwrap();
+        let second = add(&start, 1_000..=1_010).await.unwrap();
+        assert_eq!(second, first + 1);
+        let overlapping = add(&start, 5..=6).await.unwrap_err();
+        assert!(crate::retry::is_conflict(&overlapping), "{overlapping}");
+    }
+}

@@ -253,15 +253,24 @@ impl Lake {
     ) -> Result<Met, LakeError> {
         let dataset = &self.sets[ds].dataset;
         let label = dataset.name.as_str();
-        let mut probe: Vec<usize> = dataset
-            .keys
-            .iter()
-            .chain(&dataset.sequence_by)
-            .chain(&dataset.tie_break)
-            .copied()
-            .collect();
-        probe.sort_unstable();
-        probe.dedup();
+        // The tie-break columns are read only for the files where an upsert
+        // meets a row of an equal sequence (rare): most loads decide on the
+        // keys and sequences alone.
+        let sorted = |cols: Vec<usize>| {
+            let mut cols = cols;
+            cols.sort_unstable();
+            cols.dedup();
+            cols
+        };
+        let probe = sorted(
+            dataset
+                .keys
+                .iter()
+                .chain(&dataset.sequence_by)
+                .copied()
+                .collect(),
+        );
+        let full = sorted(probe.iter().chain(&dataset.tie_break).copied().collect());
         let wanted: Vec<usize> = probe.iter().map(|&i| aligned.position[i]).collect();
         let key_at: Vec<usize> = dataset
             .keys
@@ -284,6 +293,8 @@ impl Lake {
         let store = self.sets[ds].target.object_store();
         let mut reads = read::read_files(store, candidates.iter(), &aligned.schema, &wanted, label);
         let rank = rank::Rank::new(dataset, aligned, &probe, label)?;
+        let tied = rank::Rank::new(dataset, aligned, &full, label)?;
+        let wanted_full: Vec<usize> = full.iter().map(|&i| aligned.position[i]).collect();
         let mut met = Met {
             hits: Vec::with_capacity(candidates.len()),
             changed: Vec::with_capacity(candidates.len()),
@@ -298,9 +309,19 @@ impl Lake {
             let pairs = keys
                 .matches(&index, &columns)
                 .map_err(LakeError::arrow(label))?;
-            let actions = rank.decide(dataset, rows, batch, &pairs)?;
+            let mut actions = rank.decide(dataset, rows, batch, &pairs)?;
+            if actions.iter().any(Option::is_none) {
+                let store = self.sets[ds].target.object_store();
+                let c = &candidates[f];
+                let dv = c.add.deletion_vector.clone();
+                let whole =
+                    read::read_columns(store, &c.path, dv, &aligned.schema, &wanted_full, label)
+                        .await?;
+                actions = tied.decide(dataset, rows, &whole.batch, &pairs)?;
+            }
             let mut hits = Vec::with_capacity(pairs.len());
             for ((r, c), action) in pairs.into_iter().zip(actions) {
+                let action = action.unwrap_or(Action::Stale);
                 if let Some(other) = holder[c as usize].replace(f) {
                     return Err(twice(
                         dataset,

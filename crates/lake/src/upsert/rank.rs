@@ -21,6 +21,9 @@ pub(super) struct Rank {
     /// Positions in the probed columns of the sequence, then the tie-break, columns.
     sequence_at: Vec<usize>,
     rank_at: Vec<usize>,
+    /// Whether the probed columns hold the tie-break columns; without them an
+    /// upsert whose sequence equals its row's is left undecided.
+    complete: bool,
 }
 
 impl Rank {
@@ -71,17 +74,20 @@ impl Rank {
             by_rank,
             sequence_at: at(&dataset.sequence_by),
             rank_at: at(&ranked),
+            complete: ranked.iter().all(|c| probe.contains(c)),
         })
     }
 
-    /// What each matched change (row, change) does to its row of `batch` (the probed columns).
+    /// What each matched change (row, change) does to its row of `batch` (the
+    /// probed columns); `None` for an upsert of an equal sequence when the
+    /// tie-break columns were not probed.
     pub(super) fn decide(
         &self,
         dataset: &Dataset,
         rows: &[(&[Value], &str)],
         batch: &RecordBatch,
         pairs: &[(u32, u32)],
-    ) -> Result<Vec<Action>, LakeError> {
+    ) -> Result<Vec<Option<Action>>, LakeError> {
         let sequenced = !dataset.sequence_by.is_empty();
         let label = dataset.name.as_str();
         let at = UInt32Array::from_iter_values(pairs.iter().map(|p| p.0));
@@ -99,11 +105,14 @@ impl Rank {
                         .of(&taken(&self.sequence_at)?)
                         .map_err(LakeError::arrow(label))?,
                 ),
-                Some(
-                    self.by_rank
-                        .of(&taken(&self.rank_at)?)
-                        .map_err(LakeError::arrow(label))?,
-                ),
+                match self.complete {
+                    true => Some(
+                        self.by_rank
+                            .of(&taken(&self.rank_at)?)
+                            .map_err(LakeError::arrow(label))?,
+                    ),
+                    false => None,
+                },
             ),
             false => (None, None),
         };
@@ -117,12 +126,17 @@ impl Rank {
                         .as_ref()
                         .map_or(std::cmp::Ordering::Equal, |t| mine.row(c).cmp(&t.row(m)))
                 };
-                apply::decide(
-                    dataset.is_delete(rows[c].0),
-                    sequenced,
-                    cmp(&self.change_sequence, &sequence),
-                    cmp(&self.change_rank, &rank),
-                )
+                let delete = dataset.is_delete(rows[c].0);
+                let by_sequence = cmp(&self.change_sequence, &sequence);
+                if !self.complete && sequenced && !delete && by_sequence.is_eq() {
+                    return None;
+                }
+                let by_rank = match self.complete {
+                    true => cmp(&self.change_rank, &rank),
+                    // Without the tie-break columns the rank is the sequence.
+                    false => by_sequence,
+                };
+                Some(apply::decide(delete, sequenced, by_sequence, by_rank))
             })
             .collect())
     }
