@@ -4,10 +4,11 @@
 //!
 //! 1. The target files whose key statistics may hold a changed key are
 //!    listed (files without statistics count); the others are not read.
-//! 2. Their key, sequence and tie-break columns are read and each change
-//!    meets the row of its key: [`apply::decide`] says update, stale or delete
-//!    (the rule of the MERGE's clauses). A key found in two rows stops the
-//!    load before anything is committed.
+//! 2. Their key and sequence columns are read (the tie-break columns only of
+//!    a file where sequences tie) and each change meets the row of its key:
+//!    [`apply::decide`] says update, stale or delete (the rule of the MERGE's
+//!    clauses). A key found in two rows stops the load before anything is
+//!    committed.
 //! 3. Only the files where a row changes are read whole and rewritten; their
 //!    rows and the inserted keys are written sorted by key in files of at most
 //!    [`crate::ORDERS_FILE_BYTES`], so files stay range-disjoint.
@@ -15,7 +16,9 @@
 //!    whose read predicate covers the changed keys' ranges: a concurrent
 //!    writer there conflicts, one elsewhere does not. Nothing changes, no commit.
 //!
-//! `tests/e2e/src/upsert_engines.rs` proves it equal to delta-rs's MERGE.
+//! With `merge_on_read`, step 3 keeps a changed file and marks its changed
+//! rows deleted in a deletion vector ([`deletions`]), appending their new
+//! versions. `tests/e2e/upsert_engines.rs` proves it equal to delta-rs's MERGE.
 
 mod aligned;
 mod apply;
@@ -23,6 +26,7 @@ mod commit;
 mod deletions;
 mod dv;
 mod files;
+mod meet;
 mod rank;
 mod read;
 
@@ -30,12 +34,12 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
 use aligned::{align, updated_mask, Aligned};
-use apply::{Action, ChangeKeys};
-use deltalake::arrow::array::ArrayRef;
+use apply::Action;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, MergeCounts, Value};
 use files::KeyBounds;
 use futures::StreamExt;
+use meet::Met;
 
 /// Which engine writes the changes into a dataset's table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,18 +60,6 @@ impl Engine {
             _ => None,
         }
     }
-}
-
-/// What the target files hold for the changes.
-#[derive(Default)]
-struct Met {
-    /// Per candidate file: (row, change, action).
-    hits: Vec<Vec<(u32, u32, Action)>>,
-    /// Per candidate file: its rows (deleted ones included) and the position
-    /// in the file of each row a change updates or deletes.
-    changed: Vec<(u64, Vec<u64>)>,
-    /// Per change: whether a row of its key was found.
-    found: Vec<bool>,
 }
 
 impl Lake {
@@ -240,108 +232,6 @@ impl Lake {
         );
         let after = self.sets[ds].target.version();
         Ok((counts, (after != before).then_some(after).flatten()))
-    }
-
-    /// Reads the key, sequence and tie-break columns of the candidate files and
-    /// decides what each change does to the row of its key.
-    async fn meet(
-        &self,
-        ds: usize,
-        aligned: &Aligned,
-        candidates: &[files::TargetFile],
-        rows: &[(&[Value], &str)],
-    ) -> Result<Met, LakeError> {
-        let dataset = &self.sets[ds].dataset;
-        let label = dataset.name.as_str();
-        // The tie-break columns are read only for the files where an upsert
-        // meets a row of an equal sequence (rare): most loads decide on the
-        // keys and sequences alone.
-        let sorted = |cols: Vec<usize>| {
-            let mut cols = cols;
-            cols.sort_unstable();
-            cols.dedup();
-            cols
-        };
-        let probe = sorted(
-            dataset
-                .keys
-                .iter()
-                .chain(&dataset.sequence_by)
-                .copied()
-                .collect(),
-        );
-        let full = sorted(probe.iter().chain(&dataset.tie_break).copied().collect());
-        let wanted: Vec<usize> = probe.iter().map(|&i| aligned.position[i]).collect();
-        let key_at: Vec<usize> = dataset
-            .keys
-            .iter()
-            .map(|k| probe.iter().position(|p| p == k).unwrap_or(0))
-            .collect();
-        let key_columns: Vec<ArrayRef> = dataset
-            .keys
-            .iter()
-            .map(|&k| aligned.changes.column(aligned.position[k]).clone())
-            .collect();
-        let keys = ChangeKeys::new(&key_columns).map_err(LakeError::arrow(label))?;
-        let index = keys.index().map_err(|first| LakeError::Invariant {
-            table: label.to_string(),
-            detail: format!(
-                "the changes to write hold key {:?} twice; this is a bug of deltaload, please report it",
-                dataset.key_of(rows[first as usize].0)
-            ),
-        })?;
-        let store = self.sets[ds].target.object_store();
-        let mut reads = read::read_files(store, candidates.iter(), &aligned.schema, &wanted, label);
-        let rank = rank::Rank::new(dataset, aligned, &probe, label)?;
-        let tied = rank::Rank::new(dataset, aligned, &full, label)?;
-        let wanted_full: Vec<usize> = full.iter().map(|&i| aligned.position[i]).collect();
-        let mut met = Met {
-            hits: Vec::with_capacity(candidates.len()),
-            changed: Vec::with_capacity(candidates.len()),
-            found: vec![false; rows.len()],
-        };
-        let mut holder: Vec<Option<usize>> = vec![None; rows.len()];
-        while let Some(file) = reads.next().await {
-            let file = file?;
-            let batch = &file.batch;
-            let f = met.hits.len();
-            let columns: Vec<ArrayRef> = key_at.iter().map(|&i| batch.column(i).clone()).collect();
-            let pairs = keys
-                .matches(&index, &columns)
-                .map_err(LakeError::arrow(label))?;
-            let mut actions = rank.decide(dataset, rows, batch, &pairs)?;
-            if actions.iter().any(Option::is_none) {
-                let store = self.sets[ds].target.object_store();
-                let c = &candidates[f];
-                let dv = c.add.deletion_vector.clone();
-                let whole =
-                    read::read_columns(store, &c.path, dv, &aligned.schema, &wanted_full, label)
-                        .await?;
-                actions = tied.decide(dataset, rows, &whole.batch, &pairs)?;
-            }
-            let mut hits = Vec::with_capacity(pairs.len());
-            for ((r, c), action) in pairs.into_iter().zip(actions) {
-                let action = action.unwrap_or(Action::Stale);
-                if let Some(other) = holder[c as usize].replace(f) {
-                    return Err(twice(
-                        dataset,
-                        rows[c as usize].0,
-                        &candidates[other],
-                        &candidates[f],
-                    ));
-                }
-                met.found[c as usize] = true;
-                hits.push((r, c, action));
-            }
-            let changed = hits
-                .iter()
-                .filter(|h| h.2.changes())
-                .map(|h| file.physical(h.0))
-                .collect();
-            met.changed.push((file.rows, changed));
-            met.hits.push(hits);
-        }
-        Ok(met)
     }
 
     /// Adds a write's file figures to the lake's totals and logs them, as `what`.
