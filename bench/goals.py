@@ -15,6 +15,11 @@ they go) and ends with one table: goal, measured, met or not.
   cold start    cold_start.py with the lake on local disk; the zip's size when infra/build made one
   scale-out     scale_out.py, only with --scale-out (needs LocalStack running: localstack/up)
 
+The engine follows the environment, as for deltaload itself:
+DELTALOAD_ENGINE=merge forces delta-rs's MERGE, and DELTALOAD_SPEC pointing at
+the orders spec (`deltaload spec example`) with `merge_on_read = true` measures
+merge-on-read.
+
 Needs a release build (`cargo build --release -p deltaload -p deltaload-lambda`),
 the baseline's Python (scripts/python-env) and ../shared/bench beside the clone.
 """
