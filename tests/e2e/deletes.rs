@@ -158,13 +158,26 @@ fn parquet_bytes(changes: &[Change]) -> Vec<u8> {
 }
 
 fn change() -> impl Strategy<Value = Change> {
+    change_of(
+        vec!["a", "b"],
+        1..3,
+        vec![None, Some("u"), Some("d"), Some("delete")],
+    )
+}
+
+/// Changes of these warehouses, skus and ops, at two hours and two sequences.
+pub(crate) fn change_of(
+    warehouses: Vec<&'static str>,
+    skus: std::ops::Range<i32>,
+    ops: Vec<Option<&'static str>>,
+) -> impl Strategy<Value = Change> {
     (
-        prop::sample::select(vec!["a", "b"]),
-        1i32..3,
+        prop::sample::select(warehouses),
+        skus,
         0u32..2,
         0i64..2,
         prop::option::of(1i32..3),
-        prop::sample::select(vec![None, Some("u"), Some("d"), Some("delete")]),
+        prop::sample::select(ops),
     )
         .prop_map(|(warehouse, sku, hour, seq, qty, op)| Change {
             warehouse,

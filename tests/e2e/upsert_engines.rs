@@ -78,22 +78,7 @@ fn items_bytes(items: &[Item]) -> Vec<u8> {
 }
 
 fn inventory_change() -> impl Strategy<Value = Change> {
-    (
-        prop::sample::select(vec!["a", "b", "c"]),
-        1i32..6,
-        0u32..2,
-        0i64..2,
-        prop::option::of(1i32..3),
-        prop::sample::select(vec![None, Some("u"), Some("d")]),
-    )
-        .prop_map(|(warehouse, sku, hour, seq, qty, op)| Change {
-            warehouse,
-            sku,
-            hour,
-            seq,
-            qty,
-            op,
-        })
+    crate::deletes::change_of(vec!["a", "b", "c"], 1..6, vec![None, Some("u"), Some("d")])
 }
 
 /// How the table is laid out before the batch under test.

@@ -6,12 +6,44 @@
 //! file without quotes is cut (safe whatever the quoting, and the common case
 //! for generated change files).
 
+use crate::reader::ParsedFile;
+
 /// The smallest span worth a core of its own: shorter bodies are parsed in one pass.
 pub const MIN_SPAN: usize = 4 << 20;
 
 /// The cores to parse on.
 pub fn parallelism() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The line of each span's first record: one past the line ends (as `ends`
+/// counts them) before it.
+pub fn first_lines(body: &[u8], spans: &[(usize, usize)], ends: impl Fn(&[u8]) -> u64) -> Vec<u64> {
+    let mut line = 1;
+    let mut from = 0;
+    spans
+        .iter()
+        .map(|&(start, _)| {
+            line += ends(&body[from..start]);
+            from = start;
+            line
+        })
+        .collect()
+}
+
+/// The files parsed from consecutive spans as one: rows and rejects in span
+/// order, or the first span's error.
+pub fn joined<E>(parts: Vec<Result<ParsedFile, E>>, width: usize) -> Result<ParsedFile, E> {
+    let mut parsed = ParsedFile {
+        changes: crate::value::Rows::new(width),
+        rejects: Vec::new(),
+    };
+    for part in parts {
+        let part = part?;
+        parsed.changes.append(part.changes);
+        parsed.rejects.extend(part.rejects);
+    }
+    Ok(parsed)
 }
 
 /// `parse(k)` for every span `k` of `0..n`, each on a thread of its own

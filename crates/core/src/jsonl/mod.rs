@@ -52,28 +52,13 @@ pub(crate) fn read_in_spans(
 ) -> Result<ParsedFile, HeaderMismatch> {
     let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let spans = crate::chunks::line_spans(body, 0, parts, min_span);
-    let mut first = Vec::with_capacity(spans.len());
-    let mut line = 1u64;
-    for (i, &(from, _)) in spans.iter().enumerate() {
-        if i > 0 {
-            line += body[spans[i - 1].0..from]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count() as u64;
-        }
-        first.push(line);
-    }
+    let lf = |b: &[u8]| b.iter().filter(|&&b| b == b'\n').count() as u64;
+    let first = crate::chunks::first_lines(body, &spans, lf);
     let parse = |k: usize| read_lines(dataset, &body[spans[k].0..spans[k].1], first[k]);
-    let parts: Vec<Result<ParsedFile, HeaderMismatch>> =
-        crate::chunks::in_parallel(spans.len(), parse);
-    let mut parts = parts.into_iter();
-    let mut parsed = parts.next().unwrap_or_else(|| Ok(ParsedFile::default()))?;
-    for part in parts {
-        let part = part?;
-        parsed.changes.append(part.changes);
-        parsed.rejects.extend(part.rejects);
-    }
-    Ok(parsed)
+    crate::chunks::joined(
+        crate::chunks::in_parallel(spans.len(), parse),
+        dataset.width(),
+    )
 }
 
 /// The lines of `body`, the first being line `first` of the file.

@@ -116,7 +116,6 @@ impl Lake {
         lap("aligned");
         let met = self.meet(ds, &aligned, &candidates, rows).await?;
         lap("met");
-        let counts = count(&dataset, rows, &met);
         let rewritten: Vec<usize> = (0..candidates.len())
             .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
             .collect();
@@ -124,6 +123,7 @@ impl Lake {
             .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
             .map(|c| c as u32)
             .collect();
+        let counts = count(&met, inserted.len());
         let stats = crate::OrdersFiles {
             scanned: candidates.len() as u64,
             skipped,
@@ -253,9 +253,12 @@ impl Lake {
 }
 
 /// The figures of the decisions: a key met and newer updated, a delete met
-/// deleted, a key not met inserted (a delete of an unknown key: nothing).
-fn count(dataset: &Dataset, rows: &[(&[Value], &str)], met: &Met) -> MergeCounts {
-    let mut counts = MergeCounts::default();
+/// deleted, `inserted` keys not met (a delete of an unknown key: nothing).
+fn count(met: &Met, inserted: usize) -> MergeCounts {
+    let mut counts = MergeCounts {
+        inserted: inserted as u64,
+        ..MergeCounts::default()
+    };
     for hit in met.hits.iter().flatten() {
         match hit.2 {
             Action::Update => counts.updated += 1,
@@ -263,9 +266,6 @@ fn count(dataset: &Dataset, rows: &[(&[Value], &str)], met: &Met) -> MergeCounts
             Action::Stale => {}
         }
     }
-    counts.inserted = (0..rows.len())
-        .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
-        .count() as u64;
     counts
 }
 
