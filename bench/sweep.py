@@ -6,7 +6,7 @@ notifications), a fresh lake bucket and a fresh queue, uploads N one-order chang
 files under three prefixes, then runs, each as one process measured with os.wait4:
 
   1. backfill            (empty ledger: enqueues all N)
-  2. serve --once        (loads all N, 10 messages per batch)
+  2. serve --once        (loads all N, --batch-size messages per batch; files/s printed)
   3. reconcile           (all N consistent, exit 0)
   4. backfill again      (all N already loaded, enqueues nothing)
 
@@ -42,6 +42,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the deltaload binary")
     parser.add_argument("--objects", type=int, default=10000)
+    parser.add_argument("--batch-size", default="100", help="serve's --batch-size (its default: 100)")
     opts = parser.parse_args()
 
     run = uuid.uuid4().hex[:8]
@@ -68,7 +69,8 @@ def main():
     steps = [
         ("backfill", [opts.bin, "backfill", at, "--queue", queue, "--lake", lake, "--rate", "0"]),
         ("serve --once", [opts.bin, "serve", "--queue", queue, "--lake", lake,
-                          "--source", f"s3://{landing}", "--wait", "2", "--once"]),
+                          "--source", f"s3://{landing}", "--wait", "2", "--once",
+                          "--batch-size", opts.batch_size]),
         ("reconcile", [opts.bin, "reconcile", at, "--lake", lake]),
         ("backfill again", [opts.bin, "backfill", at, "--queue", queue, "--lake", lake, "--rate", "0"]),
     ]
@@ -77,6 +79,8 @@ def main():
         seconds, mib, code, out = measured(args)
         last = out.strip().splitlines()[-1] if out.strip() else ""
         print(f"{name:<16} {seconds:8.1f} {mib:9.0f}  {code:>4}  {last}", flush=True)
+        if name == "serve --once":
+            print(f"{'':<16} {opts.objects / seconds:8.1f} files/s", flush=True)
         if code not in (0,):
             sys.exit(f"{name} exited {code}")
 

@@ -238,6 +238,38 @@ fn generated_at(first: i64, n: i64, minute: i64) -> String {
     text
 }
 
+/// `serve` gathers receives (10 messages each) into one batch of up to
+/// `--batch-size`: 45 files make one commit on the orders table, and every
+/// message is deleted (10 per delete request).
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_loads_many_receives_as_one_batch_and_deletes_them_all() {
+    let stack = Stack::new(10, 60).await;
+    let files: Vec<(String, String)> = (0..45i64)
+        .map(|i| (format!("many/f{i:03}.csv"), generated_at(i * 10, 10, i)))
+        .collect();
+    stack.put_many(files).await;
+    stack.wait_for_messages(45).await;
+    let args = serve_args(&stack, "2", &["--batching-window", "5"]);
+    let out = stack.cli(EXE, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let root = stack.lake_root();
+    let recon = table_rows(&root, &TableName::Reconciliation, "orders_version")
+        .await
+        .unwrap();
+    assert_eq!(recon.len(), 45, "every file loaded");
+    let versions: std::collections::BTreeSet<&String> = recon.iter().map(|r| &r[0]).collect();
+    assert_eq!(
+        versions.len(),
+        1,
+        "one batch, one orders commit: {versions:?}"
+    );
+    assert_eq!(
+        stack.pending(&stack.queue_url).await,
+        0,
+        "every message deleted"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn four_consumers_with_every_event_delivered_twice_load_every_file_once() {
     let stack = Stack::new(10, 5).await;

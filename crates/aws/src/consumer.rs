@@ -6,6 +6,7 @@ use crate::handler::{BatchReport, Handler, Message};
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, QueueAttributeName,
 };
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -13,9 +14,13 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub queue_url: String,
-    /// Messages per receive, 1 to 10.
-    pub batch_size: i32,
-    /// Long-poll wait, 0 to 20 seconds.
+    /// Most messages loaded together, 1 to 10,000 (gathered over several
+    /// receives of up to 10 each, as Lambda's batching does).
+    pub batch_size: usize,
+    /// Longest time spent filling a batch after its first message; with zero,
+    /// a batch takes what the queue holds at once (receives that come back full).
+    pub batching_window: std::time::Duration,
+    /// Long-poll wait for a batch's first message, 0 to 20 seconds.
     pub wait_seconds: i32,
     /// Stop when a receive gets nothing.
     pub once: bool,
@@ -28,10 +33,6 @@ pub async fn serve(
     sqs: &aws_sdk_sqs::Client,
     opts: &ServeOptions,
 ) -> Result<BatchReport, AwsError> {
-    let queue_err = |detail: String| AwsError::Queue {
-        queue: opts.queue_url.clone(),
-        detail,
-    };
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     tokio::spawn(async move {
@@ -43,15 +44,7 @@ pub async fn serve(
     let visibility = visibility_timeout(sqs, &opts.queue_url).await?;
     let mut total = BatchReport::default();
     while !stop.load(Ordering::SeqCst) {
-        let received = sqs
-            .receive_message()
-            .queue_url(&opts.queue_url)
-            .max_number_of_messages(opts.batch_size.clamp(1, 10))
-            .wait_time_seconds(opts.wait_seconds.clamp(0, 20))
-            .send()
-            .await
-            .map_err(|e| queue_err(format!("receive failed: {}", crate::error::describe(&e))))?;
-        let messages = received.messages.unwrap_or_default();
+        let messages = gather(sqs, opts).await?;
         if messages.is_empty() {
             if opts.once {
                 break;
@@ -75,35 +68,12 @@ pub async fn serve(
             eprintln!("fault injected: BeforeDelete");
             std::process::abort();
         }
-        let done: Vec<DeleteMessageBatchRequestEntry> = messages
+        let failures: HashSet<&str> = report.failures.iter().map(String::as_str).collect();
+        let done: Vec<&aws_sdk_sqs::types::Message> = messages
             .iter()
-            .enumerate()
-            .filter(|(_, m)| {
-                !report
-                    .failures
-                    .contains(&m.message_id.clone().unwrap_or_default())
-            })
-            .filter_map(|(i, m)| {
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .set_receipt_handle(m.receipt_handle.clone())
-                    .build()
-                    .ok()
-            })
+            .filter(|m| !failures.contains(m.message_id.as_deref().unwrap_or_default()))
             .collect();
-        if !done.is_empty() {
-            let deleted = sqs
-                .delete_message_batch()
-                .queue_url(&opts.queue_url)
-                .set_entries(Some(done))
-                .send()
-                .await
-                .map_err(|e| queue_err(format!("delete failed: {}", crate::error::describe(&e))))?;
-            for failed in deleted.failed() {
-                // The message comes back after its visibility timeout; the ledger skips it then.
-                tracing::warn!(entry = %failed.id(), code = %failed.code(), "a processed message could not be deleted");
-            }
-        }
+        delete(sqs, &opts.queue_url, &done).await?;
         total.absorb(report);
     }
     Ok(total)
@@ -143,29 +113,120 @@ pub async fn keep_invisible(
     let period = std::time::Duration::from_secs((visibility.max(2) / 2) as u64);
     loop {
         tokio::time::sleep(period).await;
-        let entries: Vec<ChangeMessageVisibilityBatchRequestEntry> = messages
+        // SQS takes at most 10 entries per batch request.
+        for chunk in messages.chunks(SQS_BATCH) {
+            let entries: Vec<ChangeMessageVisibilityBatchRequestEntry> = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, m)| {
+                    ChangeMessageVisibilityBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .set_receipt_handle(m.receipt_handle.clone())
+                        .visibility_timeout(visibility)
+                        .build()
+                        .ok()
+                })
+                .collect();
+            let sent = sqs
+                .change_message_visibility_batch()
+                .queue_url(queue_url)
+                .set_entries(Some(entries))
+                .send()
+                .await;
+            match sent {
+                Ok(_) => tracing::debug!(seconds = visibility, "batch visibility extended"),
+                Err(e) => {
+                    tracing::warn!(error = %crate::error::describe(&e), "cannot extend the batch's visibility")
+                }
+            }
+        }
+    }
+}
+
+/// The most entries one SQS receive, delete or visibility request takes.
+const SQS_BATCH: usize = 10;
+
+/// Receives one batch: waits up to `wait_seconds` for a first message, then
+/// keeps receiving until `batch_size` messages, for at most the batching
+/// window; with no window, while receives come back full.
+async fn gather(
+    sqs: &aws_sdk_sqs::Client,
+    opts: &ServeOptions,
+) -> Result<Vec<aws_sdk_sqs::types::Message>, AwsError> {
+    let wanted = opts.batch_size.clamp(1, 10_000);
+    let mut messages = receive(sqs, opts, wanted, opts.wait_seconds.clamp(0, 20)).await?;
+    let until = std::time::Instant::now() + opts.batching_window;
+    let mut last = messages.len();
+    while !messages.is_empty() && messages.len() < wanted {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() && last < SQS_BATCH.min(wanted) {
+            break;
+        }
+        // SQS waits whole seconds: the window is rounded up.
+        let wait = left.as_secs_f64().ceil() as i32;
+        let more = receive(sqs, opts, wanted - messages.len(), wait).await?;
+        last = more.len();
+        if more.is_empty() && left.is_zero() {
+            break;
+        }
+        messages.extend(more);
+    }
+    Ok(messages)
+}
+
+/// One receive of up to `wanted` (at most 10) messages.
+async fn receive(
+    sqs: &aws_sdk_sqs::Client,
+    opts: &ServeOptions,
+    wanted: usize,
+    wait_seconds: i32,
+) -> Result<Vec<aws_sdk_sqs::types::Message>, AwsError> {
+    let received = sqs
+        .receive_message()
+        .queue_url(&opts.queue_url)
+        .max_number_of_messages(wanted.min(SQS_BATCH) as i32)
+        .wait_time_seconds(wait_seconds.clamp(0, 20))
+        .send()
+        .await
+        .map_err(|e| AwsError::Queue {
+            queue: opts.queue_url.clone(),
+            detail: format!("receive failed: {}", crate::error::describe(&e)),
+        })?;
+    Ok(received.messages.unwrap_or_default())
+}
+
+/// Deletes the messages that were processed, 10 per request.
+async fn delete(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+    done: &[&aws_sdk_sqs::types::Message],
+) -> Result<(), AwsError> {
+    for chunk in done.chunks(SQS_BATCH) {
+        let entries: Vec<DeleteMessageBatchRequestEntry> = chunk
             .iter()
             .enumerate()
             .filter_map(|(i, m)| {
-                ChangeMessageVisibilityBatchRequestEntry::builder()
+                DeleteMessageBatchRequestEntry::builder()
                     .id(i.to_string())
                     .set_receipt_handle(m.receipt_handle.clone())
-                    .visibility_timeout(visibility)
                     .build()
                     .ok()
             })
             .collect();
-        let sent = sqs
-            .change_message_visibility_batch()
+        let deleted = sqs
+            .delete_message_batch()
             .queue_url(queue_url)
             .set_entries(Some(entries))
             .send()
-            .await;
-        match sent {
-            Ok(_) => tracing::debug!(seconds = visibility, "batch visibility extended"),
-            Err(e) => {
-                tracing::warn!(error = %crate::error::describe(&e), "cannot extend the batch's visibility")
-            }
+            .await
+            .map_err(|e| AwsError::Queue {
+                queue: queue_url.to_string(),
+                detail: format!("delete failed: {}", crate::error::describe(&e)),
+            })?;
+        for failed in deleted.failed() {
+            // The message comes back after its visibility timeout; the ledger skips it then.
+            tracing::warn!(entry = %failed.id(), code = %failed.code(), "a processed message could not be deleted");
         }
     }
+    Ok(())
 }

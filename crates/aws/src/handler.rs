@@ -11,16 +11,15 @@
 //! queue) or when a read or a commit failed. A panic fails only its own message.
 
 use crate::error::AwsError;
-use crate::event::{parse_body, Body, ObjectRef};
+use crate::reading::Group;
 use crate::report::tally;
 pub use crate::report::{BatchReport, DatasetFigures, UNROUTED};
-use crate::s3::{s3_client, Fetched, S3Reader};
+use crate::s3::{s3_client, S3Reader};
 use crate::settings::{Settings, Sources};
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use deltaload_core::Spec;
 use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
-use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
@@ -37,28 +36,13 @@ pub struct Message {
     pub body: String,
 }
 
-/// Messages read and ready to load together, with the range of `files` each owns.
-#[derive(Default)]
-struct Group<'a> {
-    files: Vec<SourceFile>,
-    ready: Vec<(&'a Message, std::ops::Range<usize>)>,
-}
-
-impl<'a> Group<'a> {
-    fn add(&mut self, message: &'a Message, files: Vec<SourceFile>) {
-        let start = self.files.len();
-        self.files.extend(files);
-        self.ready.push((message, start..self.files.len()));
-    }
-}
-
 /// Loads the files that messages announce.
 pub struct Handler {
     lake: Mutex<Lake>,
-    reader: S3Reader,
-    sources: Sources,
+    pub(crate) reader: S3Reader,
+    pub(crate) sources: Sources,
     /// The lake's datasets: where each object goes.
-    spec: Spec,
+    pub(crate) spec: Spec,
     /// Print one EMF line per batch on stdout, in this namespace.
     metrics: Option<String>,
     /// No message is read and no load started with less than this left.
@@ -176,48 +160,6 @@ impl Handler {
         }
         self.publish(&mut report);
         report
-    }
-
-    /// Reads every message's objects (none once the deadline is near), by
-    /// (force, dataset): the files of messages marked `force` load apart.
-    async fn read_all<'m>(
-        &self,
-        messages: &'m [Message],
-        near: &dyn Fn() -> bool,
-        report: &mut BatchReport,
-    ) -> BTreeMap<(bool, usize), Group<'m>> {
-        let mut groups: BTreeMap<(bool, usize), Group> = BTreeMap::new();
-        for message in messages {
-            let span = tracing::info_span!("message", message_id = %message.id);
-            if near() {
-                span.in_scope(|| {
-                    tracing::warn!("invocation deadline near: message left for redelivery")
-                });
-                report.fail(&message.id);
-                continue;
-            }
-            let outcome = AssertUnwindSafe(self.read_message(message, report))
-                .catch_unwind()
-                .instrument(span.clone())
-                .await;
-            let _entered = span.enter();
-            match settle(outcome) {
-                Ok((read, force)) => {
-                    let mut by_dataset: BTreeMap<usize, Vec<SourceFile>> = BTreeMap::new();
-                    for (ds, file) in read {
-                        by_dataset.entry(ds).or_default().push(file);
-                    }
-                    for (ds, files) in by_dataset {
-                        groups.entry((force, ds)).or_default().add(message, files);
-                    }
-                }
-                Err(e) => {
-                    failed(&e);
-                    report.fail(&message.id);
-                }
-            }
-        }
-        groups
     }
 
     /// Prints the batch's EMF lines, when asked; with one dataset, a line every
@@ -346,93 +288,6 @@ impl Handler {
             .collect();
         batch_response(self.handle_until(&messages, deadline).await)
     }
-
-    /// Reads the objects a message announces; the files to load come back, each
-    /// with the index of its dataset, and whether the message asks to reprocess them.
-    async fn read_message(
-        &self,
-        message: &Message,
-        report: &mut BatchReport,
-    ) -> Result<(Vec<(usize, SourceFile)>, bool), AwsError> {
-        let (objects, force) = match parse_body(&message.body) {
-            Ok(Body::Test) => {
-                tracing::info!("s3:TestEvent acknowledged");
-                return Ok((Vec::new(), false));
-            }
-            Ok(Body::Objects {
-                objects,
-                ignored,
-                force,
-            }) => {
-                report.ignored += ignored;
-                (objects, force)
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let mut files = Vec::with_capacity(objects.len());
-        for object in &objects {
-            let span = tracing::info_span!("object", bucket = %object.bucket, key = %object.key);
-            if let Some(file) = self.read_object(object, report).instrument(span).await? {
-                files.push(file);
-            }
-        }
-        Ok((files, force))
-    }
-
-    async fn read_object(
-        &self,
-        object: &ObjectRef,
-        report: &mut BatchReport,
-    ) -> Result<Option<(usize, SourceFile)>, AwsError> {
-        let one_refused = DatasetFigures {
-            refused: 1,
-            ..DatasetFigures::default()
-        };
-        // Refused before reaching a dataset: counted under the only one, if so.
-        let unrouted = match self.spec.datasets.as_slice() {
-            [only] => only.name.as_str(),
-            _ => UNROUTED,
-        };
-        if !self.sources.allows(&object.bucket, &object.key) {
-            tracing::warn!("object outside the allowed sources: refused, not read");
-            report.add(unrouted, &one_refused);
-            return Ok(None);
-        }
-        let Some(ds) = self
-            .spec
-            .route(&object.bucket, &object.key)
-            .and_then(|d| self.spec.datasets.iter().position(|o| o.name == d.name))
-        else {
-            tracing::warn!("object under no dataset's source: refused, not read");
-            report.add(unrouted, &one_refused);
-            return Ok(None);
-        };
-        let refused = |report: &mut BatchReport| {
-            report.add(&self.spec.datasets[ds].name, &one_refused);
-        };
-        match self.reader.fetch(object).await? {
-            Fetched::File(file) => Ok(Some((ds, file))),
-            Fetched::Missing(problem) => {
-                tracing::warn!(
-                    version = %object.version_id.as_deref().unwrap_or("-"),
-                    %problem,
-                    "object or version does not exist: acknowledged like a deleted object, not retried"
-                );
-                report.missing += 1;
-                Ok(None)
-            }
-            Fetched::TooLarge(size) => {
-                tracing::warn!(size, "object larger than the configured limit: refused");
-                refused(report);
-                Ok(None)
-            }
-            Fetched::Unreadable(why) => {
-                tracing::warn!(reason = %why, "compressed object refused");
-                refused(report);
-                Ok(None)
-            }
-        }
-    }
 }
 
 /// The response Lambda expects: the messages to deliver again.
@@ -452,13 +307,13 @@ pub fn batch_response(report: BatchReport) -> SqsBatchResponse {
 
 /// Logs a message's failure: what failed in a line at ERROR, the error's full
 /// structure (the SDK's, for S3) at DEBUG only.
-fn failed(e: &AwsError) {
+pub(crate) fn failed(e: &AwsError) {
     tracing::error!(error = %e, "message failed, it will be delivered again");
     tracing::debug!(error = ?e, "the failure in full");
 }
 
 /// A panic becomes an error of its message.
-fn settle<T>(
+pub(crate) fn settle<T>(
     outcome: Result<Result<T, AwsError>, Box<dyn std::any::Any + Send>>,
 ) -> Result<T, AwsError> {
     outcome.unwrap_or_else(|_| Err(AwsError::Panicked))

@@ -9,7 +9,8 @@
 //! - [`logging`]: the log filter of the CLI and the Lambda.
 //! - [`s3`]: objects fetched from S3, refused when outside the allowed sources.
 //! - [`report`]: what a batch did, in all and per dataset.
-//! - [`handler`]: one batch of messages loaded; failures reported per message.
+//! - [`handler`]: one batch of messages loaded; failures reported per message
+//!   (its objects read by `reading`, several at once).
 //! - [`deadline`]: the invocation's deadline and the margin kept before it.
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
 //! - [`listing`], [`enqueue`], [`backfill`], [`reconcile`]: existing objects listed,
@@ -26,6 +27,7 @@ pub mod handler;
 pub mod listing;
 pub mod logging;
 pub mod metrics;
+mod reading;
 pub mod reconcile;
 pub mod redrive;
 pub mod report;

@@ -241,10 +241,15 @@ pub struct ServeArgs {
     pub queue: String,
     #[command(flatten)]
     pub handler: HandlerArgs,
-    /// Messages per receive (1 to 10).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(1..=10))]
-    pub batch_size: i32,
-    /// Long-poll wait of each receive, in seconds (0 to 20).
+    /// Most messages loaded together (1 to 10,000), received 10 at a time; their
+    /// files share one commit per table and are held in memory together.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    pub batch_size: u16,
+    /// Longest wait, in seconds, to fill a batch once its first message is in
+    /// (0 to 300); 0 takes what the queue holds at once.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=300))]
+    pub batching_window: u16,
+    /// Long-poll wait for a batch's first message, in seconds (0 to 20).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i32).range(0..=20))]
     pub wait: i32,
     /// Exit when a receive waits --wait seconds and gets nothing, after a summary line.

@@ -44,7 +44,8 @@ pub(crate) async fn run(args: ServeArgs, spec: &Spec) -> anyhow::Result<ExitCode
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let opts = ServeOptions {
         queue_url: args.queue.clone(),
-        batch_size: args.batch_size,
+        batch_size: usize::from(args.batch_size),
+        batching_window: std::time::Duration::from_secs(u64::from(args.batching_window)),
         wait_seconds: args.wait,
         once: args.once,
     };
