@@ -154,21 +154,18 @@ async fn gather(
     opts: &ServeOptions,
 ) -> Result<Vec<aws_sdk_sqs::types::Message>, AwsError> {
     let wanted = opts.batch_size.clamp(1, 10_000);
-    let mut messages = receive(sqs, opts, wanted, opts.wait_seconds.clamp(0, 20)).await?;
+    let mut messages = receive(sqs, opts, wanted, opts.wait_seconds).await?;
     let until = std::time::Instant::now() + opts.batching_window;
     let mut last = messages.len();
-    while !messages.is_empty() && messages.len() < wanted {
+    while last > 0 && messages.len() < wanted {
         let left = until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() && last < SQS_BATCH.min(wanted) {
+        if left.is_zero() && last < SQS_BATCH {
             break;
         }
         // SQS waits whole seconds: the window is rounded up.
         let wait = left.as_secs_f64().ceil() as i32;
         let more = receive(sqs, opts, wanted - messages.len(), wait).await?;
         last = more.len();
-        if more.is_empty() && left.is_zero() {
-            break;
-        }
         messages.extend(more);
     }
     Ok(messages)
@@ -201,13 +198,14 @@ async fn delete(
     queue_url: &str,
     done: &[&aws_sdk_sqs::types::Message],
 ) -> Result<(), AwsError> {
-    for chunk in done.chunks(SQS_BATCH) {
+    for (n, chunk) in done.chunks(SQS_BATCH).enumerate() {
         let entries: Vec<DeleteMessageBatchRequestEntry> = chunk
             .iter()
             .enumerate()
             .filter_map(|(i, m)| {
+                // Numbered across the batch, so a failed entry names one message.
                 DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
+                    .id((n * SQS_BATCH + i).to_string())
                     .set_receipt_handle(m.receipt_handle.clone())
                     .build()
                     .ok()

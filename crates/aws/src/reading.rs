@@ -49,10 +49,7 @@ impl Handler {
             .map(|message| self.read_one(message, near))
             .buffered(READS_AT_ONCE);
         let mut groups: BTreeMap<(bool, usize), Group> = BTreeMap::new();
-        for message in messages {
-            let Some((own, outcome, span)) = reads.next().await else {
-                break;
-            };
+        while let Some((message, own, outcome, span)) = reads.next().await {
             report.absorb(own);
             let _entered = span.enter();
             match outcome {
@@ -78,23 +75,28 @@ impl Handler {
         groups
     }
 
-    /// Reads one message, unless the deadline is near: its own figures, what it
-    /// read (a panic becomes its error) and its span.
-    async fn read_one(
+    /// Reads one message, unless the deadline is near: the message, its own
+    /// figures, what it read (a panic becomes its error) and its span.
+    async fn read_one<'m>(
         &self,
-        message: &Message,
+        message: &'m Message,
         near: &dyn Fn() -> bool,
-    ) -> (BatchReport, Option<Result<Read, AwsError>>, tracing::Span) {
+    ) -> (
+        &'m Message,
+        BatchReport,
+        Option<Result<Read, AwsError>>,
+        tracing::Span,
+    ) {
         let span = tracing::info_span!("message", message_id = %message.id);
         let mut own = BatchReport::default();
         if near() {
-            return (own, None, span);
+            return (message, own, None, span);
         }
         let outcome = AssertUnwindSafe(self.read_message(message, &mut own))
             .catch_unwind()
             .instrument(span.clone())
             .await;
-        (own, Some(settle(outcome)), span)
+        (message, own, Some(settle(outcome)), span)
     }
 
     /// Reads the objects a message announces; the files to load come back, each
