@@ -10,7 +10,12 @@ without --key, an empty batch (Records: []), which times init alone plus the
 runtime round trip.
 
 usage: cold_start.py --bootstrap target/release/bootstrap [--runs 7]
-         [--env NAME=VALUE ...] [--bucket B --key K]
+         [--env NAME=VALUE ...] [--bucket B --key K] [--history N --bin deltaload]
+
+--history N first loads N small change files, one `deltaload load` each (with
+the same --env), into the lake, as a lake in service has: opening a table reads
+its last checkpoint and every commit after it. 27 loads leave `orders` and
+`reconciliation` 8 commits past their last checkpoint (every 10th commit writes one).
 The deltaload settings (DELTALOAD_LAKE, DELTALOAD_SOURCES, AWS_ENDPOINT_URL, ...)
 come from --env; the rest of this process's environment is not passed on.
 """
@@ -123,6 +128,23 @@ def run_once(bootstrap, env, payload):
     return (Runtime.ready - start) * 1000, (Runtime.responded[0] - start) * 1000
 
 
+def history(bin_, env, n):
+    """Loads n one-order change files into the lake named by env, one process each."""
+    import tempfile
+    full = {"PATH": os.environ.get("PATH", ""), **env}
+    with tempfile.TemporaryDirectory() as d:
+        for i in range(n):
+            path = os.path.join(d, f"history-{i:04}.csv")
+            with open(path, "w") as f:
+                f.write("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n")
+                f.write(f"{i + 1},C{i:06},placed,{i}.50,EUR,2026-10-01T00:00:00,2026-10-01T00:{i % 60:02}:00\n")
+            proc = subprocess.run([bin_, "load", "--lake", env["DELTALOAD_LAKE"], path], env=full,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"loading the history failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    print(f"history: {n} files loaded, one process each", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bootstrap", required=True)
@@ -130,8 +152,14 @@ def main():
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the process")
     p.add_argument("--bucket")
     p.add_argument("--key", help="announce this object in the first event")
+    p.add_argument("--history", type=int, default=0, help="small files to load into the lake first")
+    p.add_argument("--bin", help="the deltaload binary, for --history")
     a = p.parse_args()
     env = dict(e.split("=", 1) for e in a.env)
+    if a.history:
+        if not a.bin or "DELTALOAD_LAKE" not in env:
+            sys.exit("--history needs --bin and --env DELTALOAD_LAKE=...")
+        history(a.bin, env, a.history)
     ready, first = [], []
     for _ in range(a.runs):
         r, f = run_once(a.bootstrap, env, event(a.bucket, a.key))

@@ -14,7 +14,12 @@ baseline/deltaload, each tool's figures relative to its own CSV load, and the
 `orders` table each run left behind (rows and a fingerprint of its contents),
 which must be the same for every format and both tools.
 
-  bench/formats.py [--bin PATH] [--python PATH] [--work DIR] [--repeat N] [--rows N --orders N]
+  bench/formats.py [--bin PATH] [--python PATH] [--work DIR] [--repeat N] [--rows N --orders N] [--composite]
+
+--composite: deltaload loads every format (the setup's CSV too) through a spec
+keyed by (customer_id, order_id), a composite key; the baseline still merges
+on order_id. The generator never moves an order to another customer, so both
+keys pick the same rows and the tables must still be equal.
 
 deltaload: `deltaload load --lake DIR FILE` for CSV (the built-in orders
 dataset); `deltaload --spec SPEC load --lake DIR FILE` for JSON Lines and
@@ -62,9 +67,9 @@ SPEC = """\
 # bench/formats.py: the built-in orders dataset, its files as {format}
 [[dataset]]
 name = "orders"
-keys = ["order_id"]
+keys = [{keys}]
 sequence_by = ["updated_at"]
-tie_break = ["status", "customer_id", "currency", "amount", "ordered_at"]
+tie_break = [{tie_break}]
 format = "{format}"
 
 [[dataset.columns]]
@@ -272,6 +277,8 @@ def main(argv):
                     help="loads per format and tool, each into a fresh copy of the setup's table (the median is reported)")
     ap.add_argument("--rows", type=int, default=1_000_000, help="changes in the change file")
     ap.add_argument("--orders", type=int, default=2_000_000, help="orders in the table before the changes")
+    ap.add_argument("--composite", action="store_true",
+                    help="deltaload keys the dataset by (customer_id, order_id), in every format")
     args = ap.parse_args(argv)
 
     if not Path(args.bin).is_file():
@@ -311,9 +318,13 @@ def main(argv):
           f"snappy, {summary['row_groups']} row group(s)")
 
     specs = {}
-    for f in ("jsonl", "parquet"):
-        specs[f] = work / f"spec-orders-{f}.toml"
-        specs[f].write_text(SPEC.format(format=f))
+    keys = '"customer_id", "order_id"' if args.composite else '"order_id"'
+    ties = ["status", "customer_id", "currency", "amount", "ordered_at"]
+    tie_break = ", ".join(f'"{c}"' for c in ties if not (args.composite and c == "customer_id"))
+    for f in FORMATS if args.composite else ("jsonl", "parquet"):
+        specs[f] = work / f"spec-orders-{f}{'-composite' if args.composite else ''}.toml"
+        csv = '\n[dataset.csv]\nheader = "exact"\nnull_if = [""]\n' if f == "csv" else ""
+        specs[f].write_text(SPEC.format(format=f, keys=keys, tie_break=tie_break) + csv)
         proc = subprocess.run([args.bin, "spec", "check", str(specs[f])], capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"deltaload spec check {specs[f]} failed (exit {proc.returncode}): "
@@ -374,7 +385,8 @@ def main(argv):
     med = {key: statistics.median(w for w, _ in r) for key, r in results.items()}
     peak = {key: max(m for _, m in r) for key, r in results.items()}
     print()
-    print(f"{args.rows:,} changes into a {args.orders:,}-order table; median of {repeat} run(s), peak = highest maxrss")
+    print(f"{args.rows:,} changes into a {args.orders:,}-order table; median of {repeat} run(s), peak = highest maxrss"
+          + ("; deltaload keyed by (customer_id, order_id)" if args.composite else ""))
     print(f"{'format':<8} {'records':>10} | {'deltaload s':>11} {'peak MiB':>8} | {'baseline s':>10} {'peak MiB':>8} | {'baseline/deltaload':>18}")
     for fmt in FORMATS:
         d, b = (fmt, "deltaload"), (fmt, "baseline")

@@ -19,6 +19,16 @@ fn file(name: &str, first: u64, hour: u64) -> String {
     text
 }
 
+/// Loads `f{n}.csv` for each n, one process each: orders `10n..10n + 20` at hour n + 1.
+fn load_each(sb: &Sandbox, files: std::ops::Range<u64>) {
+    for n in files {
+        let name = format!("f{n}.csv");
+        sb.file(&name, file(&name, n * 10, n + 1));
+        let arg = format!("raw/{name}");
+        assert_eq!(deltaload(sb, &["load", &arg], None).status.code(), Some(0));
+    }
+}
+
 fn parquet_files(dir: &std::path::Path) -> usize {
     std::fs::read_dir(dir)
         .map(|d| {
@@ -35,13 +45,8 @@ const ALL_ORDERS: &str =
 #[tokio::test(flavor = "multi_thread")]
 async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_row() {
     let sb = Sandbox::new();
-    for n in 0..6u64 {
-        let name = format!("f{n}.csv");
-        // Overlapping order ranges: later files update what earlier ones inserted.
-        sb.file(&name, file(&name, n * 10, n + 1));
-        let arg = format!("raw/{name}");
-        assert_eq!(deltaload(&sb, &["load", &arg], None).status.code(), Some(0));
-    }
+    // Overlapping order ranges: later files update what earlier ones inserted.
+    load_each(&sb, 0..6);
     let orders_dir = sb.lake_dir().join("orders");
     let before_files = parquet_files(&orders_dir);
     assert!(before_files >= 6, "{before_files} files");
@@ -190,4 +195,69 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
     let recon = sb.rows(TableName::Reconciliation, "balanced").await;
     assert_eq!(recon.len(), 12);
     assert!(recon.iter().all(|r| r[0] == "true"));
+}
+
+/// Whether `table`'s log holds a checkpoint of `version`.
+fn has_checkpoint(table: &std::path::Path, version: u64) -> bool {
+    table
+        .join("_delta_log")
+        .join(format!("{version:020}.checkpoint.parquet"))
+        .exists()
+}
+
+/// The `delta.checkpointInterval` property of the table in `dir`.
+async fn checkpoint_interval(dir: &std::path::Path) -> Option<String> {
+    let url = url::Url::from_directory_path(dir).expect("table path");
+    let table = deltalake::open_table(url).await.expect("table opens");
+    let snapshot = table.snapshot().expect("snapshot");
+    snapshot
+        .metadata()
+        .configuration()
+        .get("delta.checkpointInterval")
+        .cloned()
+}
+
+// Opening a table reads every commit since its last checkpoint (one request
+// each on S3): a Lambda's cold start must not read a hundred.
+#[tokio::test(flavor = "multi_thread")]
+async fn tables_checkpoint_every_ten_commits_and_maintain_sets_the_interval_on_older_ones() {
+    use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+    let sb = Sandbox::new();
+    // A ledger created as an older deltaload did: Delta's default interval (100).
+    let ledger = sb.lake_dir().join("ledger");
+    std::fs::create_dir_all(&ledger).expect("ledger dir");
+    let schema: deltalake::kernel::StructType = TableName::Ledger
+        .schema()
+        .as_ref()
+        .try_into_kernel()
+        .expect("ledger schema");
+    deltalake::DeltaTableBuilder::from_url(url::Url::from_directory_path(&ledger).expect("url"))
+        .and_then(|b| b.build())
+        .expect("table")
+        .create()
+        .with_columns(schema.fields().cloned())
+        .await
+        .expect("older ledger created");
+
+    load_each(&sb, 0..10);
+    let orders = sb.lake_dir().join("orders");
+    assert_eq!(checkpoint_interval(&orders).await.as_deref(), Some("10"));
+    assert!(
+        has_checkpoint(&orders, 9),
+        "orders' tenth commit wrote a checkpoint"
+    );
+    // The older ledger (20 commits by the loads) kept Delta's default.
+    assert_eq!(checkpoint_interval(&ledger).await, None);
+    assert!(!has_checkpoint(&ledger, 9) && !has_checkpoint(&ledger, 19));
+
+    let out = deltaload(&sb, &["maintain"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(checkpoint_interval(&ledger).await.as_deref(), Some("10"));
+    // The property's commit is the ledger's version 21; four more loads
+    // commit twice each, and the commit of version 29 writes a checkpoint.
+    load_each(&sb, 10..14);
+    assert!(
+        has_checkpoint(&ledger, 29),
+        "the ledger checkpoints every ten commits"
+    );
 }

@@ -164,6 +164,7 @@ async fn maintain_table(
                 Err(e) => return Err(e),
             }
         }
+        set_checkpoint_interval(table, name).await?;
         create_checkpoint(table, None).await.map_err(err())?;
         done.checkpoint = table.version();
         done.logs_removed = cleanup_metadata(table, None).await.map_err(err())?;
@@ -184,6 +185,35 @@ async fn maintain_table(
     done.vacuumed = metrics.files_deleted.len();
     done.files_after = file_count(table);
     Ok(done)
+}
+
+/// Gives a table created before deltaload set `delta.checkpointInterval` the
+/// interval new tables get (one commit, once), so its opening stays short.
+async fn set_checkpoint_interval(
+    table: &mut DeltaTable,
+    name: &TableName,
+) -> Result<(), LakeError> {
+    use crate::evolve::{CHECKPOINT_INTERVAL, CHECKPOINT_INTERVAL_PROPERTY};
+    let (label, url) = (name.as_str(), table.table_url().clone());
+    let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
+    let configuration = snapshot.metadata().configuration();
+    if configuration.contains_key(CHECKPOINT_INTERVAL_PROPERTY) {
+        return Ok(());
+    }
+    tracing::info!(table = %label, interval = CHECKPOINT_INTERVAL, "setting the checkpoint interval");
+    *table = table
+        .clone()
+        .set_tbl_properties()
+        .with_properties(
+            [(
+                CHECKPOINT_INTERVAL_PROPERTY.to_string(),
+                CHECKPOINT_INTERVAL.to_string(),
+            )]
+            .into(),
+        )
+        .await
+        .map_err(LakeError::delta(&label, &url))?;
+    Ok(())
 }
 
 /// Deletes the tombstones loaded more than the retention ago; returns how many.
