@@ -18,6 +18,7 @@ mod format_refusals;
 mod hostile_objects;
 mod infra;
 mod lake_location;
+mod lake_opening;
 mod lambda_emulator;
 mod load_cli;
 mod lost_state;

@@ -11,6 +11,7 @@
 //! queue) or when a read or a commit failed. A panic fails only its own message.
 
 use crate::error::AwsError;
+use crate::opening::{LakeSlot, Opening};
 use crate::reading::Group;
 use crate::report::tally;
 pub use crate::report::{BatchReport, DatasetFigures, UNROUTED};
@@ -22,7 +23,6 @@ use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
-use tokio::sync::Mutex;
 
 /// Time kept in hand before an invocation's deadline: enough for one batch load
 /// to finish its commits.
@@ -38,7 +38,7 @@ pub struct Message {
 
 /// Loads the files that messages announce.
 pub struct Handler {
-    lake: Mutex<Lake>,
+    lake: LakeSlot,
     pub(crate) reader: S3Reader,
     pub(crate) sources: Sources,
     /// The lake's datasets: where each object goes.
@@ -54,9 +54,14 @@ pub struct Handler {
 
 impl Handler {
     pub fn new(lake: Lake, reader: S3Reader, sources: Sources) -> Self {
+        let spec = lake.spec().clone();
+        Self::with_slot(LakeSlot::open(lake), spec, reader, sources)
+    }
+
+    fn with_slot(lake: LakeSlot, spec: Spec, reader: S3Reader, sources: Sources) -> Self {
         Self {
-            spec: lake.spec().clone(),
-            lake: Mutex::new(lake),
+            spec,
+            lake,
             reader,
             sources,
             metrics: None,
@@ -100,17 +105,46 @@ impl Handler {
     ) -> Result<Self, AwsError> {
         let mut lake = Lake::open_spec(&settings.lake_root()?, spec).await?;
         lake.set_engine(settings.engine);
+        Ok(Self::configured(LakeSlot::open(lake), settings, spec, aws))
+    }
+
+    /// Like [`Handler::from_settings`], with the lake opened in the background
+    /// from now on (the Lambda's cold start): the first batch reads its
+    /// objects meanwhile and waits for the lake only to load them. A lake that
+    /// cannot be opened fails the batch's messages, with the reason logged,
+    /// and the next batch tries again.
+    pub fn opening_in_background(
+        settings: &Settings,
+        spec: &Spec,
+        aws: &aws_config::SdkConfig,
+    ) -> Result<Self, AwsError> {
+        let opening = Opening {
+            root: settings.lake_root()?,
+            spec: spec.clone(),
+            engine: settings.engine,
+        };
+        Ok(Self::configured(
+            LakeSlot::in_background(opening),
+            settings,
+            spec,
+            aws,
+        ))
+    }
+
+    fn configured(
+        lake: LakeSlot,
+        settings: &Settings,
+        spec: &Spec,
+        aws: &aws_config::SdkConfig,
+    ) -> Self {
         let client = s3_client(aws, settings.endpoint_url.as_deref());
-        let handler = Self::new(
-            lake,
-            S3Reader::new(client, settings.max_object_bytes),
-            settings.sources.clone(),
-        );
-        let handler = handler.with_deadline_margin(settings.deadline_margin);
-        Ok(match &settings.metrics_namespace {
+        let reader = S3Reader::new(client, settings.max_object_bytes);
+        let handler = Self::with_slot(lake, spec.clone(), reader, settings.sources.clone())
+            .with_deadline_margin(settings.deadline_margin);
+        match &settings.metrics_namespace {
             Some(namespace) => handler.with_metrics(namespace.clone()),
             None => handler,
-        })
+        }
     }
 
     /// Handles a batch; never fails as a whole. Every message's objects are read
@@ -190,10 +224,10 @@ impl Handler {
             return;
         }
         let started = std::time::Instant::now();
-        let retries_before = self.lake.lock().await.commit_retries();
+        let retries_before = self.lake.commit_retries().await;
         self.load_ready(ds, files, ready, opts, report).await;
         let elapsed = started.elapsed().as_millis() as u64;
-        let retries = self.lake.lock().await.commit_retries() - retries_before;
+        let retries = self.lake.commit_retries().await - retries_before;
         let spent = DatasetFigures {
             load_ms: elapsed,
             retries: retries as usize,
@@ -263,7 +297,7 @@ impl Handler {
             fault: self.fault,
             ..opts
         };
-        let mut lake = self.lake.lock().await;
+        let mut lake = self.lake.get().await?;
         Ok(lake.load_into(dataset, files, opts).await?)
     }
 

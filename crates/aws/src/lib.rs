@@ -27,6 +27,7 @@ pub mod handler;
 pub mod listing;
 pub mod logging;
 pub mod metrics;
+mod opening;
 mod reading;
 pub mod reconcile;
 pub mod redrive;

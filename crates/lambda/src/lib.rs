@@ -7,7 +7,8 @@
 //! `DELTALOAD_DEADLINE_MARGIN_SECONDS` (default 30, at most a quarter of the
 //! invocation's time: no message is read and no load started with less than
 //! that left), `DELTALOAD_LOG` (log filter, default `info`) and the standard
-//! AWS variables. Each invocation takes an SQS batch of S3 events, returns the
+//! AWS variables. The lake is opened in the background while the runtime
+//! fetches the first event. Each invocation takes an SQS batch of S3 events, returns the
 //! messages to retry as partial batch failures, and prints its figures as one
 //! CloudWatch EMF line on stdout.
 
@@ -20,7 +21,7 @@ use deltaload_aws::{Handler, Settings};
 use lambda_runtime::{service_fn, LambdaEvent};
 use std::time::{Instant, SystemTime};
 
-/// Runs the function: settings and lake once, then invocations until the runtime stops it.
+/// Runs the function: settings once and the lake opening, then invocations until the runtime stops it.
 pub async fn run() -> Result<(), lambda_runtime::Error> {
     let directives = std::env::var("DELTALOAD_LOG").unwrap_or_else(|_| "info".to_string());
     tracing_subscriber::fmt()
@@ -35,7 +36,8 @@ pub async fn run() -> Result<(), lambda_runtime::Error> {
     }
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let spec = deltaload_aws::spec::read_spec(settings.spec.as_deref()).await?;
-    let handler = Handler::from_settings(&settings, &spec, &aws).await?;
+    // The tables' logs are read while the runtime fetches the first event.
+    let handler = Handler::opening_in_background(&settings, &spec, &aws)?;
     let handler = &handler;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let deadline = usable_deadline(event.context.deadline);
