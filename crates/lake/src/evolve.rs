@@ -90,7 +90,12 @@ fn check_keys_and_partitions(
     properties: &std::collections::HashMap<String, String>,
     partitioned_by: &[String],
 ) -> Result<(), String> {
-    for (key, value) in configuration(name) {
+    // Only the keys: other properties (the checkpoint interval) are the
+    // table owner's to change.
+    let keys = configuration(name)
+        .into_iter()
+        .filter(|(key, _)| key == KEYS_PROPERTY);
+    for (key, value) in keys {
         if let (Some(held), Some(value)) = (properties.get(&key), value) {
             if held != &value {
                 return Err(format!(
@@ -168,6 +173,30 @@ mod tests {
             .map(|(n, t, null)| Field::new(*n, t.clone(), *null))
             .collect();
         (&Schema::new(fields)).try_into_kernel().unwrap()
+    }
+
+    // A checkpoint interval set by hand (or by another tool) is the table
+    // owner's choice, not a change of its definition.
+    #[test]
+    fn only_the_keys_property_is_held_against_the_spec() {
+        use super::{check_keys_and_partitions, KEYS_PROPERTY};
+        let spec = deltaload_core::Spec::builtin();
+        let orders = TableName::Target(spec.datasets[0].clone());
+        let held = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        let interval = ("delta.checkpointInterval", "100");
+        for name in [orders.clone(), TableName::Ledger] {
+            let props = held(&[interval, (KEYS_PROPERTY, "order_id")]);
+            let partitions: &[String] = &[];
+            assert_eq!(check_keys_and_partitions(&name, &props, partitions), Ok(()));
+        }
+        let other_keys = held(&[(KEYS_PROPERTY, "customer_id")]);
+        let refused = check_keys_and_partitions(&orders, &other_keys, &[]).unwrap_err();
+        assert!(refused.contains("keys are [customer_id]"), "{refused}");
     }
 
     #[test]
