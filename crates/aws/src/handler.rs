@@ -103,8 +103,7 @@ impl Handler {
         spec: &Spec,
         aws: &aws_config::SdkConfig,
     ) -> Result<Self, AwsError> {
-        let mut lake = Lake::open_spec(&settings.lake_root()?, spec).await?;
-        lake.set_engine(settings.engine);
+        let lake = opening(settings, spec)?.open().await?;
         Ok(Self::configured(LakeSlot::open(lake), settings, spec, aws))
     }
 
@@ -118,13 +117,8 @@ impl Handler {
         spec: &Spec,
         aws: &aws_config::SdkConfig,
     ) -> Result<Self, AwsError> {
-        let opening = Opening {
-            root: settings.lake_root()?,
-            spec: spec.clone(),
-            engine: settings.engine,
-        };
         Ok(Self::configured(
-            LakeSlot::in_background(opening),
+            LakeSlot::in_background(opening(settings, spec)?),
             settings,
             spec,
             aws,
@@ -322,6 +316,15 @@ impl Handler {
             .collect();
         batch_response(self.handle_until(&messages, deadline).await)
     }
+}
+
+/// What the settings open: their lake, with `spec`'s datasets and their engine.
+fn opening(settings: &Settings, spec: &Spec) -> Result<Opening, AwsError> {
+    Ok(Opening {
+        root: settings.lake_root()?,
+        spec: spec.clone(),
+        engine: settings.engine,
+    })
 }
 
 /// The response Lambda expects: the messages to deliver again.

@@ -20,7 +20,8 @@ pub(crate) struct Opening {
 }
 
 impl Opening {
-    async fn open(self) -> Result<Lake, LakeError> {
+    /// Opens the lake (creating missing tables) with the engine set.
+    pub async fn open(self) -> Result<Lake, LakeError> {
         let started = Instant::now();
         let mut lake = Lake::open_spec(&self.root, &self.spec).await?;
         lake.set_engine(self.engine);
@@ -33,60 +34,57 @@ impl Opening {
     }
 }
 
-/// The lake, open or being opened.
-pub(crate) struct LakeSlot {
-    lake: Mutex<Option<Lake>>,
-    /// The opening started in the background, until a batch waits for it.
-    pending: std::sync::Mutex<Option<JoinHandle<Result<Lake, LakeError>>>>,
-    opening: Opening,
+enum State {
+    Open(Lake),
+    /// Being opened in the background, until a batch waits for it.
+    Pending(JoinHandle<Result<Lake, LakeError>>, Opening),
+    /// The last opening failed: the next batch opens it again.
+    Failed(Opening),
 }
+
+/// The lake, open or being opened.
+pub(crate) struct LakeSlot(Mutex<State>);
 
 impl LakeSlot {
     /// A slot holding a lake already open.
     pub fn open(lake: Lake) -> Self {
-        let opening = Opening {
-            root: lake.root().clone(),
-            spec: lake.spec().clone(),
-            engine: lake.engine(),
-        };
-        Self {
-            lake: Mutex::new(Some(lake)),
-            pending: std::sync::Mutex::new(None),
-            opening,
-        }
+        Self(Mutex::new(State::Open(lake)))
     }
 
     /// A slot whose lake starts opening now, on the runtime's other tasks.
     pub fn in_background(opening: Opening) -> Self {
         let task = tokio::spawn(opening.clone().open());
-        Self {
-            lake: Mutex::new(None),
-            pending: std::sync::Mutex::new(Some(task)),
-            opening,
-        }
+        Self(Mutex::new(State::Pending(task, opening)))
     }
 
     /// The lake, waiting for its opening (or opening it again after a failure).
     pub async fn get(&self) -> Result<MappedMutexGuard<'_, Lake>, AwsError> {
-        let mut slot = self.lake.lock().await;
-        if slot.is_none() {
-            let task = self.pending.lock().map(|mut p| p.take()).unwrap_or(None);
-            let opened = match task {
+        let mut state = self.0.lock().await;
+        let opening = match &*state {
+            State::Open(_) => None,
+            State::Pending(_, opening) | State::Failed(opening) => Some(opening.clone()),
+        };
+        if let Some(opening) = opening {
+            // Failed until it opens, whatever happens to this batch meanwhile.
+            let opened = match std::mem::replace(&mut *state, State::Failed(opening.clone())) {
                 // A panic in the opening: this batch fails, the next opens again.
-                Some(task) => task.await.map_err(|_| AwsError::Panicked)?,
-                None => self.opening.clone().open().await,
+                State::Pending(task, _) => task.await.map_err(|_| AwsError::Panicked)?,
+                _ => opening.open().await,
             };
-            *slot = Some(opened?);
+            *state = State::Open(opened?);
         }
-        MutexGuard::try_map(slot, Option::as_mut).map_err(|_| AwsError::Panicked)
+        MutexGuard::try_map(state, |s| match s {
+            State::Open(lake) => Some(lake),
+            _ => None,
+        })
+        .map_err(|_| AwsError::Panicked)
     }
 
     /// Commit retries of the lake's loads; 0 while it is not open.
     pub async fn commit_retries(&self) -> u64 {
-        self.lake
-            .lock()
-            .await
-            .as_ref()
-            .map_or(0, Lake::commit_retries)
+        match &*self.0.lock().await {
+            State::Open(lake) => lake.commit_retries(),
+            _ => 0,
+        }
     }
 }

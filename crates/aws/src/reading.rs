@@ -105,7 +105,7 @@ impl Handler {
         &self,
         message: &Message,
         report: &mut BatchReport,
-    ) -> Result<(Vec<(usize, SourceFile)>, bool), AwsError> {
+    ) -> Result<Read, AwsError> {
         let (objects, force) = match parse_body(&message.body) {
             Ok(Body::Test) => {
                 tracing::info!("s3:TestEvent acknowledged");

@@ -41,10 +41,19 @@ pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
         CHECKPOINT_INTERVAL_PROPERTY.to_string(),
         Some(CHECKPOINT_INTERVAL.to_string()),
     )];
-    if let TableName::Target(d) = name {
-        properties.push((KEYS_PROPERTY.to_string(), Some(d.names(&d.keys).join(","))));
+    if let Some(keys) = keys_property(name) {
+        properties.push((KEYS_PROPERTY.to_string(), Some(keys)));
     }
     properties
+}
+
+/// The value of the keys property of a dataset's table: its key columns,
+/// comma-separated; none for the other tables.
+fn keys_property(name: &TableName) -> Option<String> {
+    match name {
+        TableName::Target(d) => Some(d.names(&d.keys).join(",")),
+        _ => None,
+    }
 }
 
 /// The table's schema as Delta writes it.
@@ -92,16 +101,11 @@ fn check_keys_and_partitions(
 ) -> Result<(), String> {
     // Only the keys: other properties (the checkpoint interval) are the
     // table owner's to change.
-    let keys = configuration(name)
-        .into_iter()
-        .filter(|(key, _)| key == KEYS_PROPERTY);
-    for (key, value) in keys {
-        if let (Some(held), Some(value)) = (properties.get(&key), value) {
-            if held != &value {
-                return Err(format!(
-                    "the table's keys are [{held}] and the spec's are [{value}]"
-                ));
-            }
+    if let (Some(held), Some(value)) = (properties.get(KEYS_PROPERTY), keys_property(name)) {
+        if held != &value {
+            return Err(format!(
+                "the table's keys are [{held}] and the spec's are [{value}]"
+            ));
         }
     }
     let partitions = partition_columns(name);

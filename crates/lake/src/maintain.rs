@@ -193,27 +193,13 @@ async fn set_checkpoint_interval(
     table: &mut DeltaTable,
     name: &TableName,
 ) -> Result<(), LakeError> {
-    use crate::evolve::{CHECKPOINT_INTERVAL, CHECKPOINT_INTERVAL_PROPERTY};
-    let (label, url) = (name.as_str(), table.table_url().clone());
-    let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
-    let configuration = snapshot.metadata().configuration();
-    if configuration.contains_key(CHECKPOINT_INTERVAL_PROPERTY) {
+    use crate::evolve::{CHECKPOINT_INTERVAL, CHECKPOINT_INTERVAL_PROPERTY as KEY};
+    let label = name.as_str();
+    if crate::table::property(table, &label, KEY)?.is_some() {
         return Ok(());
     }
     tracing::info!(table = %label, interval = CHECKPOINT_INTERVAL, "setting the checkpoint interval");
-    *table = table
-        .clone()
-        .set_tbl_properties()
-        .with_properties(
-            [(
-                CHECKPOINT_INTERVAL_PROPERTY.to_string(),
-                CHECKPOINT_INTERVAL.to_string(),
-            )]
-            .into(),
-        )
-        .await
-        .map_err(LakeError::delta(&label, &url))?;
-    Ok(())
+    crate::table::set_property(table, &label, KEY, &CHECKPOINT_INTERVAL.to_string()).await
 }
 
 /// Deletes the tombstones loaded more than the retention ago; returns how many.

@@ -104,6 +104,35 @@ pub(crate) async fn open_or_create(
     }
 }
 
+/// The value of one of the table's properties, when it has it.
+pub(crate) fn property(
+    table: &DeltaTable,
+    label: &str,
+    key: &str,
+) -> Result<Option<String>, LakeError> {
+    let snapshot = table
+        .snapshot()
+        .map_err(LakeError::delta(label, table.table_url()))?;
+    Ok(snapshot.metadata().configuration().get(key).cloned())
+}
+
+/// Sets one of the table's properties (a metadata commit).
+pub(crate) async fn set_property(
+    table: &mut DeltaTable,
+    label: &str,
+    key: &str,
+    value: &str,
+) -> Result<(), LakeError> {
+    let url = table.table_url().clone();
+    *table = table
+        .clone()
+        .set_tbl_properties()
+        .with_properties([(key.to_string(), value.to_string())].into())
+        .await
+        .map_err(LakeError::delta(label, &url))?;
+    Ok(())
+}
+
 /// Registers the table as `name` in `ctx` (its storage too), replacing an earlier one.
 async fn register(
     ctx: &SessionContext,

@@ -75,27 +75,11 @@ impl Lake {
     /// once: readers without deletion vector support can no longer read it).
     pub(crate) async fn enable_deletion_vectors(&mut self, ds: usize) -> Result<(), LakeError> {
         let set = &mut self.sets[ds];
-        let (label, url) = (set.dataset.name.clone(), set.target.table_url().clone());
-        let snapshot = set
-            .target
-            .snapshot()
-            .map_err(LakeError::delta(&label, &url))?;
-        if snapshot
-            .metadata()
-            .configuration()
-            .get(ENABLE)
-            .is_some_and(|v| v == "true")
-        {
+        let label = set.dataset.name.clone();
+        if crate::table::property(&set.target, &label, ENABLE)?.is_some_and(|v| v == "true") {
             return Ok(());
         }
         tracing::info!(table = %label, "enabling deletion vectors for merge_on_read");
-        set.target = set
-            .target
-            .clone()
-            .set_tbl_properties()
-            .with_properties([(ENABLE.to_string(), "true".to_string())].into())
-            .await
-            .map_err(LakeError::delta(&label, &url))?;
-        Ok(())
+        crate::table::set_property(&mut set.target, &label, ENABLE, "true").await
     }
 }

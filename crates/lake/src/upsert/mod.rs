@@ -68,11 +68,6 @@ impl Lake {
         self.engine = engine;
     }
 
-    /// The engine of later loads.
-    pub fn engine(&self) -> Engine {
-        self.engine
-    }
-
     /// Writes changes into dataset `ds`'s table as [`Lake::merge_target`] does,
     /// with the keyed upsert when the table allows it.
     pub(crate) async fn upsert_target(
