@@ -6,6 +6,7 @@ they go) and ends with one table: goal, measured, met or not.
 
   bench/goals.py [--bin PATH] [--bootstrap PATH] [--python PATH] [--work DIR]
                  [--growth-sizes 500000,20000000] [--merge-on-read] [--localstack] [--scale-out]
+                 [--budget]
 
   small files   bench.py --scenario seed and --scenario b: baseline / deltaload, median per file
   growing table bench.py --scenario b: deltaload's last file / first file
@@ -17,6 +18,7 @@ they go) and ends with one table: goal, measured, met or not.
   LocalStack    only with --localstack (LocalStack running: localstack/up): cold start with the
                 lake on LocalStack S3 after 27 loads, and sweep.py's 3,000 files through one serve
   scale-out     scale_out.py, only with --scale-out (LocalStack running)
+  budget        budget.py, only with --budget: files larger than the memory budget
 
 The targets are those of copy-on-write or merge-on-read, whichever runs:
 --merge-on-read writes the orders spec (`deltaload spec example`) with
@@ -81,6 +83,8 @@ def main(argv):
     ap.add_argument("--localstack", action="store_true",
                     help="also the cold start on LocalStack S3 and sweep.py (LocalStack must be running)")
     ap.add_argument("--scale-out", action="store_true", help="also run scale_out.py (LocalStack must be running)")
+    ap.add_argument("--budget", action="store_true",
+                    help="also run budget.py: files larger than the memory budget (about 3 GB of data)")
     args = ap.parse_args(argv)
     py = sys.executable
     common = ["--bin", args.bin, "--python", args.python, "--work", args.work]
@@ -116,6 +120,14 @@ def main(argv):
 
     composite(py, common, rows)
     localstack(args, py, goal, rows)
+    if args.budget:
+        out = run([py, HERE / "budget.py", "--bin", args.bin, "--work", str(Path(args.work) / "budget")])
+        for line in out.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 4 and cells[3] in ("yes", "no"):
+                goal(f"memory budget: {cells[0]} ({cells[1]})", cells[2], cells[3] == "yes")
+    else:
+        rows.append(("memory budget (issue 18's goals)", "not run: pass --budget", "-"))
 
     width = max(len(r[0]) for r in rows)
     print(f"\n{engine}, {'merge-on-read' if mor else 'copy-on-write'}")

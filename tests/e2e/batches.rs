@@ -55,6 +55,8 @@ fn file() -> impl Strategy<Value = SourceFile> {
     (0..3usize, prop::collection::vec(record(), 0..5)).prop_map(|(slot, rows)| SourceFile {
         location: format!("/landing/f{slot}.csv"),
         bytes: format!("{HEADER}{}", rows.concat()).into_bytes(),
+        on_disk: None,
+        refused: None,
         etag: None,
         version_id: None,
     })

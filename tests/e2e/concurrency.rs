@@ -16,6 +16,8 @@ fn file(writer: usize, n: usize) -> SourceFile {
     SourceFile {
         location: format!("/landing/w{writer}/f{n}.csv"),
         bytes: text.into_bytes(),
+        on_disk: None,
+        refused: None,
         etag: None,
         version_id: None,
     }

@@ -378,6 +378,8 @@ async fn concurrent_writers_loading_upserts_and_deletes_in_different_orders_give
             deltaload_lake::SourceFile {
                 location: deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
                 bytes: std::fs::read(&path).unwrap(),
+                on_disk: None,
+                refused: None,
                 etag: None,
                 version_id: None,
             }

@@ -75,7 +75,7 @@ async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_object_over_the_size_limit_is_refused_unread_and_acknowledged() {
+async fn an_object_over_the_size_limit_is_refused_unread_recorded_and_acknowledged() {
     let stack = Stack::new(1, 2).await;
     stack.put("in/day1.csv", DAY1).await;
     stack.wait_for_messages(1).await;
@@ -93,10 +93,22 @@ async fn an_object_over_the_size_limit_is_refused_unread_and_acknowledged() {
         "{}",
         stderr(&out)
     );
-    let ledger = deltaload_lake::table_rows(&stack.lake_root(), &TableName::Ledger, "location")
-        .await
-        .unwrap();
-    assert!(ledger.is_empty(), "{ledger:?}");
+    // Recorded refused, with the reason, under the version's ETag.
+    let ledger = deltaload_lake::table_rows(
+        &stack.lake_root(),
+        &TableName::Ledger,
+        "status, reason, content_id, size",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ledger.len(), 1, "{ledger:?}");
+    assert_eq!(ledger[0][0], "refused");
+    assert!(
+        ledger[0][1].contains("larger than the configured limit of 100 bytes"),
+        "{ledger:?}"
+    );
+    assert!(ledger[0][2].starts_with("unread:etag:"), "{ledger:?}");
+    assert_eq!(ledger[0][3], DAY1.len().to_string());
     assert_eq!(
         stack.pending(&stack.queue_url).await,
         0,

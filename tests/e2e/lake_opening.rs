@@ -48,6 +48,7 @@ async fn a_lake_opened_in_the_background_loads_and_a_failed_opening_is_tried_aga
         deadline_margin: DEFAULT_DEADLINE_MARGIN,
         spec: None,
         engine: Engine::default(),
+        memory_budget: deltaload_lake::MemoryBudget::unlimited(),
     };
     let config = sdk_config(&stack.endpoint).await;
     let spec = deltaload_core::Spec::builtin();

@@ -23,6 +23,7 @@ mod lambda_emulator;
 mod load_cli;
 mod lost_state;
 mod maintenance;
+mod memory_budget;
 mod merge_on_read;
 mod other_engines;
 mod permutations;

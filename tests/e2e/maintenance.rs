@@ -130,6 +130,8 @@ fn source(writer: u64, n: u64) -> SourceFile {
     SourceFile {
         location: format!("/landing/{name}"),
         bytes: file(&name, 1, writer * 5 + n).into_bytes(),
+        on_disk: None,
+        refused: None,
         etag: None,
         version_id: None,
     }

@@ -147,6 +147,8 @@ async fn a_small_change_marks_rows_deleted_and_every_reader_agrees() {
     let file = deltaload_lake::SourceFile {
         location: "/landing/c.jsonl".into(),
         bytes: lines(&third).into_bytes(),
+        on_disk: None,
+        refused: None,
         etag: None,
         version_id: None,
     };

@@ -10,6 +10,8 @@ fn files(dir: &std::path::Path) -> Vec<SourceFile> {
         .map(|(name, text)| SourceFile {
             location: format!("{}/landing/{name}", dir.display()),
             bytes: text.as_bytes().to_vec(),
+            on_disk: None,
+            refused: None,
             etag: None,
             version_id: None,
         })

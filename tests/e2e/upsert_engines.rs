@@ -106,6 +106,8 @@ fn source(dir: &Path, name: &str, bytes: Vec<u8>) -> SourceFile {
     SourceFile {
         location: deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
         bytes,
+        on_disk: None,
+        refused: None,
         etag: None,
         version_id: None,
     }
@@ -230,13 +232,6 @@ fn strip_versions(text: &str) -> String {
     out + rest
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
@@ -248,7 +243,7 @@ proptest! {
     ) {
         let setup = setup.iter().map(|f| items_bytes(f)).collect();
         let batch = batch.iter().map(|f| items_bytes(f)).collect();
-        runtime().block_on(differential(ITEMS, layout, setup, batch));
+        deltaload_tests::runtime().block_on(differential(ITEMS, layout, setup, batch));
     }
 
     #[test]
@@ -263,6 +258,6 @@ proptest! {
         );
         let setup = setup.iter().map(|f| file_bytes("jsonl", f)).collect();
         let batch = batch.iter().map(|f| file_bytes("jsonl", f)).collect();
-        runtime().block_on(differential(&text, layout, setup, batch));
+        deltaload_tests::runtime().block_on(differential(&text, layout, setup, batch));
     }
 }

@@ -82,6 +82,8 @@ impl Sandbox {
         let file = SourceFile {
             location: deltaload_lake::local_source(path.to_str().expect("utf-8")).expect("source"),
             bytes: std::fs::read(path).expect("read"),
+            on_disk: None,
+            refused: None,
             etag: None,
             version_id: None,
         };
@@ -273,4 +275,12 @@ pub async fn load_one_by_one(
             .count();
     }
     loaded
+}
+
+/// A single-threaded runtime, for a property test's async cases.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
 }

@@ -132,7 +132,8 @@ impl Handler {
         aws: &aws_config::SdkConfig,
     ) -> Self {
         let client = s3_client(aws, settings.endpoint_url.as_deref());
-        let reader = S3Reader::new(client, settings.max_object_bytes);
+        let reader = S3Reader::new(client, settings.max_object_bytes)
+            .with_budget(settings.memory_budget.clone());
         let handler = Self::with_slot(lake, spec.clone(), reader, settings.sources.clone())
             .with_deadline_margin(settings.deadline_margin);
         match &settings.metrics_namespace {
@@ -164,6 +165,7 @@ impl Handler {
             messages: messages.len(),
             ..BatchReport::default()
         };
+        self.reader.new_batch();
         let margin = deadline.map_or(self.deadline_margin, |d| {
             crate::deadline::margin_for(
                 self.deadline_margin,
@@ -324,6 +326,7 @@ fn opening(settings: &Settings, spec: &Spec) -> Result<Opening, AwsError> {
         root: settings.lake_root()?,
         spec: spec.clone(),
         engine: settings.engine,
+        budget: settings.memory_budget.clone(),
     })
 }
 

@@ -37,6 +37,7 @@ pub mod settings;
 pub mod spec;
 
 pub use deltaload_event as event;
+pub use deltaload_lake::budget::cap_allocator_arenas;
 pub use error::AwsError;
 pub use handler::{BatchReport, Handler, Message};
 pub use settings::{Settings, Sources};

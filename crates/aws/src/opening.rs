@@ -6,7 +6,7 @@
 
 use crate::error::AwsError;
 use deltaload_core::Spec;
-use deltaload_lake::{Engine, Lake, LakeError, LakeRoot};
+use deltaload_lake::{Engine, Lake, LakeError, LakeRoot, MemoryBudget};
 use std::time::Instant;
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 use tokio::task::JoinHandle;
@@ -17,6 +17,7 @@ pub(crate) struct Opening {
     pub root: LakeRoot,
     pub spec: Spec,
     pub engine: Engine,
+    pub budget: MemoryBudget,
 }
 
 impl Opening {
@@ -25,6 +26,7 @@ impl Opening {
         let started = Instant::now();
         let mut lake = Lake::open_spec(&self.root, &self.spec).await?;
         lake.set_engine(self.engine);
+        lake.set_memory_budget(self.budget);
         tracing::info!(
             lake = %self.root,
             ms = started.elapsed().as_millis() as u64,

@@ -159,8 +159,18 @@ impl Handler {
             report.add(unrouted, &one_refused);
             return Ok(None);
         };
-        let refused = |report: &mut BatchReport| {
-            report.add(&self.spec.datasets[ds].name, &one_refused);
+        // Refused unread: the load records the version refused in the ledger.
+        let unread = |size: u64, reason: String| {
+            Ok(Some((
+                ds,
+                SourceFile::refused_unread(
+                    format!("s3://{}/{}", object.bucket, object.key),
+                    size,
+                    object.etag.clone(),
+                    object.version_id.clone(),
+                    reason,
+                ),
+            )))
         };
         match self.reader.fetch(object).await? {
             Fetched::File(file) => Ok(Some((ds, file))),
@@ -175,13 +185,34 @@ impl Handler {
             }
             Fetched::TooLarge(size) => {
                 tracing::warn!(size, "object larger than the configured limit: refused");
-                refused(report);
-                Ok(None)
+                let limit = self.reader.max_bytes();
+                unread(
+                    size,
+                    format!("larger than the configured limit of {limit} bytes (MaxObjectBytes, --max-object-bytes)"),
+                )
+            }
+            Fetched::NoRoom { size, space } => {
+                tracing::warn!(
+                    size,
+                    space,
+                    "object too large for the spill directory: refused"
+                );
+                unread(
+                    size,
+                    format!(
+                        "too large to load within the memory budget with a spill directory of \
+                         {space} bytes (it needs about {} bytes there; raise EphemeralStorage \
+                         or --spill-space, or the memory budget)",
+                        size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR)
+                    ),
+                )
             }
             Fetched::Unreadable(why) => {
                 tracing::warn!(reason = %why, "compressed object refused");
-                refused(report);
-                Ok(None)
+                unread(
+                    object.size.unwrap_or(0),
+                    format!("compressed object refused: {why}"),
+                )
             }
         }
     }

@@ -3,6 +3,7 @@
 use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
 use aws_sdk_s3::error::ProvideErrorMetadata;
+use deltaload_core::compression::Unreadable;
 use deltaload_lake::SourceFile;
 
 /// What reading an announced object gave.
@@ -14,6 +15,12 @@ pub enum Fetched {
     Missing(String),
     /// Larger than the configured limit: refused, not read.
     TooLarge(u64),
+    /// Too large to read whole within the memory budget, and to spill into
+    /// the spill directory's `space`: refused, not read.
+    NoRoom {
+        size: u64,
+        space: u64,
+    },
     /// Gzip content that is damaged or expands beyond the limit: refused.
     Unreadable(deltaload_core::compression::Unreadable),
 }
@@ -40,6 +47,12 @@ fn gone(code: Option<&str>, names_version: bool) -> bool {
 pub struct S3Reader {
     client: aws_sdk_s3::Client,
     max_bytes: u64,
+    /// Objects too large to read whole within it are written to its spill
+    /// directory instead of memory.
+    budget: deltaload_lake::MemoryBudget,
+    /// Bytes of the batch's objects held in memory: beyond what the budget
+    /// reads whole, objects go to the spill directory ([`S3Reader::new_batch`]).
+    held: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// An S3 client from the standard AWS configuration; path-style addressing when
@@ -53,7 +66,41 @@ pub fn s3_client(config: &aws_config::SdkConfig, endpoint_url: Option<&str>) -> 
 
 impl S3Reader {
     pub fn new(client: aws_sdk_s3::Client, max_bytes: u64) -> Self {
-        Self { client, max_bytes }
+        Self {
+            client,
+            max_bytes,
+            budget: deltaload_lake::MemoryBudget::unlimited(),
+            held: Default::default(),
+        }
+    }
+
+    /// Starts a batch: none of its objects is held in memory yet.
+    pub fn new_batch(&self) {
+        self.held.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether an object of `size` bytes may be held in memory, counting it
+    /// held when it may: the batch's objects in memory together are at most
+    /// what the budget reads whole.
+    fn hold(&self, size: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        let limit = self.budget.whole_limit();
+        self.held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                (held.saturating_add(size) <= limit).then_some(held + size)
+            })
+            .is_ok()
+    }
+
+    /// Writes objects too large to read whole within `budget` to its spill
+    /// directory (read from there a piece at a time) instead of memory.
+    pub fn with_budget(self, budget: deltaload_lake::MemoryBudget) -> Self {
+        Self { budget, ..self }
+    }
+
+    /// The largest object read.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
     }
 
     /// The S3 client, for listing and tests.
@@ -65,6 +112,9 @@ impl S3Reader {
     pub async fn fetch(&self, obj: &ObjectRef) -> Result<Fetched, AwsError> {
         if let Some(size) = obj.size.filter(|s| *s > self.max_bytes) {
             return Ok(Fetched::TooLarge(size));
+        }
+        if let Some(fetched) = obj.size.and_then(|size| self.no_room(size)) {
+            return Ok(fetched);
         }
         let read_err =
             |problem: String, source: Box<dyn std::error::Error + Send + Sync>| AwsError::Read {
@@ -96,8 +146,30 @@ impl S3Reader {
         if size > self.max_bytes {
             return Ok(Fetched::TooLarge(size));
         }
+        if let Some(fetched) = self.no_room(size) {
+            return Ok(fetched);
+        }
         let etag = response.e_tag().map(|e| e.trim_matches('"').to_string());
         let version_id = response.version_id().map(str::to_string);
+        let location = format!("s3://{}/{}", obj.bucket, obj.key);
+        let file = |bytes: Vec<u8>, on_disk| {
+            Fetched::File(SourceFile {
+                location: location.clone(),
+                bytes,
+                on_disk,
+                refused: None,
+                etag: etag.clone(),
+                version_id: version_id.clone(),
+            })
+        };
+        let local = |(problem, source): ReadProblem| read_err(problem, source);
+        if !self.hold(size) {
+            let on_disk = spool(&self.budget, response.body).await.map_err(local)?;
+            return match self.expand_spooled(on_disk).map_err(local)? {
+                Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
+                Err(why) => Ok(Fetched::Unreadable(why)),
+            };
+        }
         let bytes = response
             .body
             .collect()
@@ -105,17 +177,104 @@ impl S3Reader {
             .map_err(|e| read_err(format!("S3 GetObject: body interrupted: {e}"), Box::new(e)))?
             .into_bytes()
             .to_vec();
-        let bytes = match deltaload_core::compression::expand(bytes, self.max_bytes) {
-            Ok(bytes) => bytes,
-            Err(why) => return Ok(Fetched::Unreadable(why)),
-        };
-        Ok(Fetched::File(SourceFile {
-            location: format!("s3://{}/{}", obj.bucket, obj.key),
-            bytes,
-            etag,
-            version_id,
-        }))
+        if !deltaload_core::compression::is_gzip(&bytes) {
+            return Ok(file(bytes, None));
+        }
+        let whole = self.max_bytes.min(self.budget.whole_limit());
+        let mut expanded = Vec::new();
+        match deltaload_core::compression::expand_into(bytes.as_slice(), &mut expanded, whole) {
+            Ok(_) => Ok(file(expanded, None)),
+            // Expanding to more than a file read whole may be: onto disk.
+            Err(Unreadable::TooLarge { .. }) if whole < self.max_bytes => {
+                drop(expanded);
+                match self.expand_to_disk(bytes.as_slice()).map_err(local)? {
+                    Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
+                    Err(why) => Ok(Fetched::Unreadable(why)),
+                }
+            }
+            Err(why) => Ok(Fetched::Unreadable(why)),
+        }
     }
+
+    /// The refusal of an object of `size` bytes that must be spilled but
+    /// would not fit the spill directory's space.
+    fn no_room(&self, size: u64) -> Option<Fetched> {
+        let space = self.budget.spill_space?;
+        let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
+        (!self.budget.fits_whole(size) && needs > space).then_some(Fetched::NoRoom { size, space })
+    }
+
+    /// A spooled object, expanded onto disk when it is gzip.
+    fn expand_spooled(
+        &self,
+        on_disk: deltaload_lake::OnDisk,
+    ) -> Result<Result<deltaload_lake::OnDisk, Unreadable>, ReadProblem> {
+        use std::io::Read as _;
+        let io = |e: std::io::Error| -> ReadProblem {
+            (
+                "reading a large object back from disk".to_string(),
+                Box::new(e),
+            )
+        };
+        let mut magic = [0u8; 2];
+        let mut f = std::fs::File::open(&on_disk.path).map_err(io)?;
+        if f.read_exact(&mut magic).is_err() || !deltaload_core::compression::is_gzip(&magic) {
+            return Ok(Ok(on_disk));
+        }
+        let input = std::io::BufReader::new(std::fs::File::open(&on_disk.path).map_err(io)?);
+        self.expand_to_disk(input)
+    }
+
+    /// Gzip `input` expanded into a file of its own under the spill directory.
+    fn expand_to_disk(
+        &self,
+        input: impl std::io::Read,
+    ) -> Result<Result<deltaload_lake::OnDisk, Unreadable>, ReadProblem> {
+        let io = |e: std::io::Error| -> ReadProblem {
+            (
+                format!(
+                    "expanding a large object into {} (check its free space)",
+                    self.budget.spill_dir.display()
+                ),
+                Box::new(e),
+            )
+        };
+        deltaload_lake::OnDisk::expanded(input, &self.budget.spill_dir, self.max_bytes).map_err(io)
+    }
+}
+
+type ReadProblem = (String, Box<dyn std::error::Error + Send + Sync>);
+
+/// Writes an object's body to a file of its own under the budget's spill
+/// directory, a chunk at a time.
+async fn spool(
+    budget: &deltaload_lake::MemoryBudget,
+    mut body: aws_sdk_s3::primitives::ByteStream,
+) -> Result<deltaload_lake::OnDisk, ReadProblem> {
+    use std::io::Write as _;
+    let local = |what: &str, e: std::io::Error| -> ReadProblem {
+        (
+            format!(
+                "{what} in {} (the spill directory: check its free space, Lambda's EphemeralStorage)",
+                budget.spill_dir.display()
+            ),
+            Box::new(e),
+        )
+    };
+    let on_disk = deltaload_lake::OnDisk::copy_in(&budget.spill_dir, "object")
+        .map_err(|e| local("creating a file for a large object", e))?;
+    let file = std::fs::File::create(&on_disk.path)
+        .map_err(|e| local("creating a file for a large object", e))?;
+    let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
+    while let Some(chunk) = body.try_next().await.map_err(|e| -> ReadProblem {
+        (format!("S3 GetObject: body interrupted: {e}"), Box::new(e))
+    })? {
+        file.write_all(&chunk)
+            .map_err(|e| local("writing a large object", e))?;
+    }
+    file.flush()
+        .map_err(|e| local("writing a large object", e))?;
+    Ok(on_disk)
 }
 
 #[cfg(test)]

@@ -68,6 +68,59 @@ pub struct Settings {
     /// The engine writing the datasets' tables (`DELTALOAD_ENGINE`: `keyed`, the
     /// default, or `merge`).
     pub engine: deltaload_lake::Engine,
+    /// The memory a load may use and where it spills (`DELTALOAD_MEMORY_BUDGET`,
+    /// `DELTALOAD_SPILL_DIR`; see [`memory_budget`]).
+    pub memory_budget: deltaload_lake::MemoryBudget,
+}
+
+/// The share of a Lambda function's memory a load may use: the rest holds
+/// the runtime, the tables' logs and the batch's other objects.
+pub const LAMBDA_BUDGET_SHARE: (u64, u64) = (3, 4);
+
+/// The memory budget: `explicit` (`DELTALOAD_MEMORY_BUDGET`, `--memory-budget`:
+/// a size such as `512MiB`, or `none`) when given; else three quarters of a
+/// Lambda function's memory (`lambda_mb`, `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`);
+/// else half the machine's memory (`machine_bytes`), when known. Spills go to
+/// `spill_dir`, by default the system's temporary directory (Lambda's `/tmp`),
+/// which holds `spill_space` (`DELTALOAD_SPILL_SPACE`, a size) when given.
+pub fn memory_budget(
+    explicit: Option<&str>,
+    (spill_dir, spill_space): (Option<std::path::PathBuf>, Option<&str>),
+    lambda_mb: Option<&str>,
+    machine_bytes: Option<u64>,
+) -> Result<deltaload_lake::MemoryBudget, AwsError> {
+    let bytes = match (explicit, lambda_mb) {
+        (Some(text), _) => deltaload_lake::MemoryBudget::parse_size(text).map_err(|e| {
+            AwsError::Config(format!("DELTALOAD_MEMORY_BUDGET / --memory-budget: {e}"))
+        })?,
+        (None, Some(mb)) => {
+            let mb: u64 = mb.trim().parse().map_err(|_| {
+                AwsError::Config(format!(
+                    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE={mb:?} is not a number of megabytes"
+                ))
+            })?;
+            Some((mb << 20) / LAMBDA_BUDGET_SHARE.1 * LAMBDA_BUDGET_SHARE.0)
+        }
+        (None, None) => machine_bytes.map(|b| b / 2),
+    };
+    Ok(deltaload_lake::MemoryBudget {
+        bytes,
+        spill_dir: spill_dir.unwrap_or_else(std::env::temp_dir),
+        spill_space: match spill_space {
+            Some(text) => deltaload_lake::MemoryBudget::parse_size(text).map_err(|e| {
+                AwsError::Config(format!("DELTALOAD_SPILL_SPACE / --spill-space: {e}"))
+            })?,
+            None => None,
+        },
+    })
+}
+
+/// This machine's memory (`MemTotal` of `/proc/meminfo`), when it can be read.
+pub fn machine_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
 }
 
 /// The EMF namespace the Lambda uses when `DELTALOAD_METRICS_NAMESPACE` is not set.
@@ -113,6 +166,15 @@ impl Settings {
                 None => crate::handler::DEFAULT_DEADLINE_MARGIN,
             },
             spec: var("DELTALOAD_SPEC"),
+            memory_budget: memory_budget(
+                var("DELTALOAD_MEMORY_BUDGET").as_deref(),
+                (
+                    var("DELTALOAD_SPILL_DIR").map(std::path::PathBuf::from),
+                    var("DELTALOAD_SPILL_SPACE").as_deref(),
+                ),
+                var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").as_deref(),
+                machine_memory(),
+            )?,
             engine: match var("DELTALOAD_ENGINE") {
                 Some(v) => deltaload_lake::Engine::parse(&v).ok_or_else(|| {
                     AwsError::Config(format!(
@@ -186,6 +248,26 @@ pub fn lake_root(lake: &str, endpoint_url: Option<&str>) -> Result<LakeRoot, Aws
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_is_the_given_one_else_a_share_of_the_function_or_the_machine() {
+        let budget = |e, l, m| memory_budget(e, (None, None), l, m).map(|b| b.bytes);
+        assert_eq!(
+            budget(Some("256MiB"), Some("1024"), None).unwrap(),
+            Some(256 << 20)
+        );
+        assert_eq!(budget(Some("none"), Some("1024"), None).unwrap(), None);
+        assert_eq!(
+            budget(None, Some("1024"), Some(1 << 34)).unwrap(),
+            Some(768 << 20)
+        );
+        assert_eq!(budget(None, None, Some(8 << 30)).unwrap(), Some(4 << 30));
+        assert_eq!(budget(None, None, None).unwrap(), None);
+        assert!(budget(Some("lots"), None, None).is_err());
+        assert!(budget(None, Some("1 GB"), None).is_err());
+        let space = memory_budget(None, (None, Some("4096MiB")), Some("1024"), None).unwrap();
+        assert_eq!(space.spill_space, Some(4 << 30));
+    }
 
     #[test]
     fn sources_limit_buckets_and_prefixes() {

@@ -226,6 +226,8 @@ pub struct HandlerArgs {
     /// or merge (delta-rs's MERGE).
     #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
     pub engine: deltaload_lake::Engine,
+    #[command(flatten)]
+    pub memory: crate::memory::MemoryArgs,
 }
 
 /// An engine named on the command line.
@@ -296,6 +298,8 @@ pub struct LoadArgs {
     /// or merge (delta-rs's MERGE).
     #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
     pub engine: deltaload_lake::Engine,
+    #[command(flatten)]
+    pub memory: crate::memory::MemoryArgs,
     /// CSV change files to load.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

@@ -23,6 +23,7 @@ mod args;
 mod backfill;
 mod load;
 mod maintain;
+mod memory;
 pub mod output;
 mod reconcile;
 mod serve;
@@ -37,6 +38,7 @@ use std::process::ExitCode;
 
 /// Parses the process arguments, runs the command and maps the result to an exit status.
 pub fn main_entry() -> ExitCode {
+    deltaload_lake::budget::cap_allocator_arenas();
     let cli = Cli::parse();
     init_logging(&cli.log);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -3,8 +3,11 @@
 use crate::args::LoadArgs;
 use crate::output::out;
 use anyhow::Context;
+use deltaload_core::compression::Unreadable;
 use deltaload_core::Spec;
-use deltaload_lake::{local_source, LakeError, LoadOptions, LoadOutcome, SourceFile};
+use deltaload_lake::{
+    local_source, LakeError, LoadOptions, LoadOutcome, MemoryBudget, OnDisk, SourceFile,
+};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -39,13 +42,15 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     let (dataset, deletes) = (chosen.name.clone(), chosen.delete_when.is_some());
     let mut lake = crate::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
+    let budget = args.memory.budget()?;
+    lake.set_memory_budget(budget.clone());
     let opts = options(args.force);
     let (mut refused, mut failed) = (false, false);
     for chunk in args.files.chunks(usize::from(args.batch_size)) {
         let mut shown = Vec::with_capacity(chunk.len());
         let mut files = Vec::with_capacity(chunk.len());
         for path in chunk {
-            match read(path) {
+            match read(path, &budget) {
                 Ok(file) => {
                     shown.push(path.display().to_string());
                     files.push(file);
@@ -75,25 +80,54 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     })
 }
 
-/// Reads a file, expanding it when it is gzip-compressed.
-pub(crate) fn read(path: &Path) -> Result<SourceFile, String> {
+/// Reads a file, expanding it when it is gzip-compressed: into memory when
+/// it fits the budget whole, else left on disk (expanded into the spill
+/// directory) to be read in pieces.
+pub(crate) fn read(path: &Path, budget: &MemoryBudget) -> Result<SourceFile, String> {
     let shown = path.display().to_string();
     let location = local_source(&shown).map_err(|e| e.to_string())?;
-    let bytes = std::fs::read(path).map_err(|source| {
+    let io = |source: std::io::Error| {
         LakeError::ReadSource {
             path: shown.clone(),
             source,
         }
         .to_string()
-    })?;
+    };
     let limit = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES;
-    let bytes = deltaload_core::compression::expand(bytes, limit).map_err(|e| e.to_string())?;
-    Ok(SourceFile {
-        location,
-        bytes,
-        etag: None,
-        version_id: None,
-    })
+    let mut magic = [0u8; 2];
+    let gzip = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && deltaload_core::compression::is_gzip(&magic);
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    let on_disk = |on_disk| SourceFile {
+        on_disk: Some(on_disk),
+        ..SourceFile::in_memory(location.clone(), Vec::new())
+    };
+    if !gzip && !budget.fits_whole(size) {
+        return Ok(on_disk(OnDisk::at(path.to_path_buf())));
+    }
+    if !gzip {
+        return Ok(SourceFile::in_memory(
+            location,
+            std::fs::read(path).map_err(io)?,
+        ));
+    }
+    let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+    let mut expanded = Vec::new();
+    let whole = limit.min(budget.whole_limit());
+    match deltaload_core::compression::expand_into(input, &mut expanded, whole) {
+        Ok(_) => Ok(SourceFile::in_memory(location, expanded)),
+        Err(Unreadable::TooLarge { .. }) if whole < limit => {
+            drop(expanded);
+            let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+            match OnDisk::expanded(input, &budget.spill_dir, limit).map_err(io)? {
+                Ok(expanded) => Ok(on_disk(expanded)),
+                Err(why) => Err(why.to_string()),
+            }
+        }
+        Err(why) => Err(why.to_string()),
+    }
 }
 
 /// Prints a file's line (with its deletes when the dataset has them); true

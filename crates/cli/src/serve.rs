@@ -26,6 +26,7 @@ pub(crate) async fn handler(
         deadline_margin: deltaload_aws::handler::DEFAULT_DEADLINE_MARGIN,
         spec: None,
         engine: args.engine,
+        memory_budget: args.memory.budget()?,
     };
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");

@@ -10,7 +10,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let (mut flawed, mut failed) = (false, false);
     for path in &args.files {
         let shown = path.display().to_string();
-        let file = match crate::load::read(path) {
+        let file = match crate::load::read(path, &deltaload_lake::MemoryBudget::unlimited()) {
             Ok(file) => file,
             Err(e) => {
                 eprintln!("{shown}: {e}");

@@ -36,6 +36,22 @@ pub fn expand(bytes: Vec<u8>, limit: u64) -> Result<Vec<u8>, Unreadable> {
     Ok(out)
 }
 
+/// Expands gzip `input` into `out` a block at a time, never beyond `limit`
+/// bytes; returns the bytes written. Errors writing `out` count as damage.
+pub fn expand_into(
+    input: impl Read,
+    mut out: impl std::io::Write,
+    limit: u64,
+) -> Result<u64, Unreadable> {
+    let mut decoder = flate2::read::MultiGzDecoder::new(input).take(limit.saturating_add(1));
+    let written =
+        std::io::copy(&mut decoder, &mut out).map_err(|e| Unreadable::Damaged(e.to_string()))?;
+    if written > limit {
+        return Err(Unreadable::TooLarge { limit });
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,6 +71,21 @@ mod tests {
         let mut two = gzip(b"a\n");
         two.extend(gzip(b"b\n"));
         assert_eq!(expand(two, 100).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn expanding_into_a_writer_keeps_the_limit() {
+        let text = b"order_id\n1\n".repeat(1000);
+        let mut out = Vec::new();
+        assert_eq!(
+            expand_into(gzip(&text).as_slice(), &mut out, 20_000),
+            Ok(11_000)
+        );
+        assert_eq!(out, text);
+        assert_eq!(
+            expand_into(gzip(&text).as_slice(), Vec::new(), 10_000),
+            Err(Unreadable::TooLarge { limit: 10_000 })
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`reader`]: a whole file read into rows and rejects, with line numbers and raw text.
 //! - [`jsonl`]: a JSON Lines file read the same way, fields by column name.
 //! - [`newest`]: one change per key, the newest, with a tie rule that does not depend on order.
+//! - [`pieces`]: a file cut into pieces of whole records, to read one larger than memory.
 //! - [`compression`]: gzip-compressed files expanded, within a size limit.
 //! - [`identity`]: the content identity (size and SHA-256) the ledger keys files by.
 //! - [`reconcile`]: the per-file figures and the balance check.
@@ -27,6 +28,7 @@ pub mod fields;
 pub mod identity;
 pub mod jsonl;
 pub mod newest;
+pub mod pieces;
 pub mod ranges;
 pub mod reader;
 pub mod reconcile;

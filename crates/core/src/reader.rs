@@ -114,7 +114,7 @@ fn first_record(dataset: &Dataset, body: &[u8]) -> Option<(Vec<String>, usize)> 
     }
 }
 
-fn csv_reader<'a>(dataset: &Dataset, body: &'a [u8]) -> csv::Reader<&'a [u8]> {
+pub(crate) fn csv_reader<'a>(dataset: &Dataset, body: &'a [u8]) -> csv::Reader<&'a [u8]> {
     csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -196,7 +196,7 @@ fn decode(record: &csv::ByteRecord) -> Result<Vec<&str>, RejectReason> {
 
 /// How many line ends `slice` holds: LF, CRLF and a lone CR each end one line, as
 /// they end a record for the CSV reader.
-fn line_ends(slice: &[u8]) -> u64 {
+pub(crate) fn line_ends(slice: &[u8]) -> u64 {
     let mut bytes = slice.iter().peekable();
     let mut ends = 0;
     while let Some(b) = bytes.next() {

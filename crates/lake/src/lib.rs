@@ -17,8 +17,11 @@
 
 pub mod audit;
 mod batches;
+pub mod budget;
+mod candidate;
 pub mod error;
 mod evolve;
+mod intake;
 mod keys;
 mod ledger;
 mod load;
@@ -33,6 +36,7 @@ mod round;
 mod schema;
 mod settle;
 mod show;
+mod spill;
 mod table;
 mod tombstones;
 mod upsert;
@@ -68,13 +72,14 @@ pub fn read_changes(
 }
 
 pub use audit::{DuplicateKey, LakeStatus, LedgerFile, OrphanRejects};
+pub use budget::MemoryBudget;
 pub use error::LakeError;
 pub use ledger::{LedgerEntry, LedgerStatus};
 pub use location::{lake_url, local_source, LakeRoot};
 pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
-pub use outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
+pub use outcome::{LoadOptions, LoadOutcome, Loaded, OnDisk, SourceFile, Unread};
 pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
@@ -102,6 +107,8 @@ pub struct Lake {
     orders_files: OrdersFiles,
     /// The engine writing the datasets' tables.
     engine: Engine,
+    /// The memory a load may use, and where it spills.
+    budget: MemoryBudget,
     /// Whether delta-rs's MERGE wrote since the keys were last checked for
     /// doubles (the keyed upsert checks them before it commits).
     merged_unchecked: bool,
@@ -188,6 +195,7 @@ impl Lake {
             commit_retries: 0,
             orders_files: OrdersFiles::default(),
             engine: Engine::default(),
+            budget: MemoryBudget::default(),
             merged_unchecked: false,
             writes: EngineWrites::default(),
         })

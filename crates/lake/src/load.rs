@@ -8,15 +8,17 @@
 //! a file's rejects and figures are those of loading the files one by one.
 
 use crate::batches::ReconciliationRow;
+use crate::candidate::{log_outcome, now_micros, Candidate, Parsed};
 use crate::error::LakeError;
-use crate::ledger::{FileKey, LedgerEntry, LedgerStatus, Seen};
+use crate::intake::Intake;
+use crate::ledger::{FileKey, LedgerStatus, Seen};
 #[cfg(feature = "faults")]
 use crate::outcome::FaultPoint;
 use crate::outcome::{LoadOptions, LoadOutcome, Loaded, SourceFile};
 use crate::retry;
 use crate::writes::FileRejects;
 use crate::Lake;
-use deltaload_core::{newest_of, ContentId, ParsedFile, Reconciliation, Value};
+use deltaload_core::{newest_of, ParsedFile, Reconciliation, Value};
 use std::collections::{HashMap, HashSet};
 use tracing::Instrument;
 
@@ -35,54 +37,6 @@ macro_rules! step {
             std::process::abort();
         }
     };
-}
-
-fn now_micros() -> i64 {
-    chrono::Utc::now().timestamp_micros()
-}
-
-/// A file of a round, with its identity.
-pub(crate) struct Candidate<'a> {
-    pub dataset: &'a str,
-    pub file: &'a SourceFile,
-    pub content: ContentId,
-    pub key: FileKey,
-}
-
-impl Candidate<'_> {
-    fn entry(&self, status: LedgerStatus, reason: Option<String>) -> LedgerEntry {
-        LedgerEntry {
-            dataset: self.dataset.to_string(),
-            location: self.key.0.clone(),
-            content_id: self.key.1.clone(),
-            size: self.content.size,
-            etag: self.file.etag.clone(),
-            version_id: self.file.version_id.clone(),
-            status,
-            reason,
-            figures: Reconciliation::default(),
-            orders_version: None,
-            rejected_version: None,
-            loaded_at: now_micros(),
-        }
-    }
-}
-
-/// A file of a round that parsed: its rejects and its newest change per key.
-pub(crate) struct Parsed<'a> {
-    pub slot: usize,
-    pub candidate: &'a Candidate<'a>,
-    pub file: ParsedFile,
-    pub loaded: u64,
-    /// The newest change of each key: indexes into `file.changes`, by key.
-    pub newest: Vec<usize>,
-}
-
-impl Parsed<'_> {
-    /// The newest change of each key, by key.
-    pub fn rows(&self) -> impl Iterator<Item = &[Value]> {
-        self.newest.iter().map(|&i| self.file.changes.row(i))
-    }
 }
 
 impl Lake {
@@ -130,7 +84,7 @@ impl Lake {
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let ds = self.set_index(dataset)?;
-        let bytes: usize = files.iter().map(|f| f.bytes.len()).sum();
+        let bytes: u64 = files.iter().map(SourceFile::size).sum();
         let span = tracing::info_span!("load", dataset, files = files.len(), bytes);
         let outcomes = self
             .load_rounds(ds, files, opts)
@@ -155,23 +109,24 @@ impl Lake {
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        let candidates: Vec<Candidate> = files
-            .iter()
-            .map(|file| {
-                let content = ContentId::of(&file.bytes);
-                let key = (file.location.clone(), content.to_string());
-                Candidate {
-                    dataset: &dataset.name,
-                    file,
-                    content,
-                    key,
-                }
-            })
-            .collect();
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(files.len());
+        for file in files {
+            let content = file.content_id()?;
+            let key = (file.location.clone(), file.content_key(&content));
+            candidates.push(Candidate {
+                dataset: &dataset.name,
+                file,
+                content,
+                key,
+            });
+        }
         let mut outcomes: Vec<Option<LoadOutcome>> = vec![None; files.len()];
         let mut first_of: HashMap<&FileKey, usize> = HashMap::new();
         let mut round: Vec<usize> = Vec::new();
         let mut in_round: HashSet<&str> = HashSet::new();
+        // The bytes of the round's files: read whole together, they stay
+        // within the memory budget.
+        let mut round_bytes = 0u64;
         let mut copies: Vec<(usize, usize)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
             if let Some(&first) = first_of.get(&c.key) {
@@ -179,13 +134,26 @@ impl Lake {
                 continue;
             }
             first_of.insert(&c.key, i);
-            if !in_round.insert(c.key.0.as_str()) {
+            if !self.budget.fits_whole(c.content.size) {
+                // Read in pieces: loaded alone, by slices of keys.
+                self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
+                    .await?;
+                round.clear();
+                in_round.clear();
+                self.retried_round(ds, &candidates, &[i], &mut outcomes, opts)
+                    .await?;
+                continue;
+            }
+            let full = !self.budget.fits_whole(round_bytes + c.content.size);
+            if !in_round.insert(c.key.0.as_str()) || full {
                 self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
                     .await?;
                 round.clear();
                 in_round = HashSet::from([c.key.0.as_str()]);
+                round_bytes = 0;
             }
             round.push(i);
+            round_bytes += c.content.size;
         }
         self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
             .await?;
@@ -282,8 +250,8 @@ impl Lake {
                 outcomes[slot] = Some(LoadOutcome::Skipped { orders_version });
                 continue;
             }
-            match crate::read_changes(&dataset, &candidate.file.bytes) {
-                Ok(file) => {
+            match self.intake(ds, candidate.file, candidate.content.size)? {
+                Intake::Whole(file) => {
                     let loaded = file.changes.len() as u64;
                     // The records stay where they were parsed; the MERGE reads
                     // the newest change of each key through these indexes.
@@ -294,9 +262,21 @@ impl Lake {
                         file,
                         loaded,
                         newest,
+                        spilled: None,
                     });
                 }
-                Err(mismatch) => {
+                Intake::Spilled(spilled, rejects) => parsed.push(Parsed {
+                    slot,
+                    candidate,
+                    file: ParsedFile {
+                        changes: deltaload_core::Rows::new(dataset.width()),
+                        rejects,
+                    },
+                    loaded: spilled.loaded,
+                    newest: Vec::new(),
+                    spilled: Some(spilled),
+                }),
+                Intake::Refused(mismatch) => {
                     if seen.is_none() {
                         let reason = Some(mismatch.to_string());
                         ledger_rows.push(candidate.entry(LedgerStatus::Refused, reason));
@@ -363,7 +343,7 @@ impl Lake {
                 location,
                 p.loaded,
                 p.file.rejects.len() as u64,
-                p.newest.len() as u64,
+                p.distinct(),
                 *counts,
             )?;
             rows.push(ReconciliationRow {
@@ -393,27 +373,5 @@ impl Lake {
             }));
         }
         Ok(())
-    }
-}
-
-fn log_outcome(location: &str, outcome: &LoadOutcome) {
-    match outcome {
-        LoadOutcome::Loaded(done) => tracing::info!(
-            file = %location,
-            records = done.figures.records,
-            rejected = done.figures.rejected,
-            inserted = done.figures.inserted,
-            updated = done.figures.updated,
-            stale = done.figures.stale,
-            orders_version = ?done.orders_version,
-            recovered = done.recovered,
-            "loaded"
-        ),
-        LoadOutcome::Skipped { .. } => {
-            tracing::info!(file = %location, "already loaded, skipped")
-        }
-        LoadOutcome::Refused(m) => {
-            tracing::warn!(file = %location, reason = %m.problem, "refused")
-        }
     }
 }

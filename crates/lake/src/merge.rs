@@ -225,6 +225,8 @@ mod tests {
         SourceFile {
             location: format!("/landing/{name}"),
             bytes: text.into_bytes(),
+            on_disk: None,
+            refused: None,
             etag: None,
             version_id: None,
         }

@@ -5,9 +5,9 @@
 //! figures. New tombstones are written before the table's MERGE, forgotten
 //! ones removed after it.
 
+use crate::candidate::Parsed;
 use crate::error::LakeError;
 use crate::ledger::FileKey;
-use crate::load::Parsed;
 use crate::merge::MergedFile;
 use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
@@ -42,6 +42,9 @@ impl Lake {
         let tombstones = dataset.keeps_tombstones();
         match pending.as_slice() {
             [] if !tombstones => {}
+            [only] if parsed[*only].spilled.is_some() => {
+                counts[*only] = Some(self.upsert_spilled(ds, &parsed[*only], loaded_at).await?);
+            }
             [only] if dataset.delete_when.is_none() => {
                 // One file: the MERGE's own metrics are its counts.
                 let location = parsed[*only].candidate.key.0.as_str();
@@ -69,8 +72,65 @@ impl Lake {
                 }
             }
         }
+        // A spilled file whose commit was recovered: its keys still to count.
+        for p in parsed {
+            if let Some(spilled) = p.spilled.as_ref().filter(|s| s.distinct.get().is_none()) {
+                let mut merge = self.merge_of(ds, spilled, loaded_at)?;
+                while merge.next_slice(&dataset.name)?.is_some() {}
+                let _ = spilled.distinct.set(merge.given);
+            }
+        }
         let counts = counts.into_iter().map(Option::unwrap_or_default).collect();
         Ok((counts, was_recovered))
+    }
+
+    /// The merge of a spilled file's runs, in slices the budget allows.
+    fn merge_of(
+        &self,
+        ds: usize,
+        spilled: &crate::spill::Spilled,
+        loaded_at: i64,
+    ) -> Result<crate::spill::Merge, LakeError> {
+        let set = &self.sets[ds];
+        let schema = &spilled.schema;
+        let position: Vec<usize> = set
+            .dataset
+            .columns
+            .iter()
+            .map(|c| {
+                schema
+                    .index_of(&c.name)
+                    .map_err(LakeError::arrow(&set.dataset.name))
+            })
+            .collect::<Result<_, _>>()?;
+        crate::spill::Merge::new(
+            &set.dataset,
+            spilled,
+            &position,
+            loaded_at,
+            self.budget.slice_rows(),
+        )
+    }
+
+    /// Upserts a spilled file's changes by slices of keys; returns its counts.
+    async fn upsert_spilled(
+        &mut self,
+        ds: usize,
+        p: &Parsed<'_>,
+        loaded_at: i64,
+    ) -> Result<MergeCounts, LakeError> {
+        let Some(spilled) = &p.spilled else {
+            return Ok(MergeCounts::default());
+        };
+        let mut merge = self.merge_of(ds, spilled, loaded_at)?;
+        let files = [MergedFile {
+            location: &p.candidate.key.0,
+            content_id: &p.candidate.key.1,
+            counts: None,
+        }];
+        let (counts, _, given) = self.upsert_sliced(ds, &mut merge, &files).await?;
+        let _ = spilled.distinct.set(given);
+        Ok(counts)
     }
 
     /// Replays the files `replayed` against the rows and tombstones of the
@@ -191,7 +251,7 @@ fn recount(
             .any(|c| d.is_delete(c) && same(c, tombstone))
     });
     if let Some(&i) = deleted {
-        let distinct = parsed[i].newest.len() as u64;
+        let distinct = parsed[i].distinct();
         if let Some(c) = counts[i].as_mut() {
             if c.inserted + c.updated + c.deleted < distinct {
                 c.deleted += 1;

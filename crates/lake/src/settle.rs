@@ -73,6 +73,8 @@ mod tests {
         SourceFile {
             location: format!("/landing/{name}"),
             bytes: line.as_bytes().to_vec(),
+            on_disk: None,
+            refused: None,
             etag: None,
             version_id: None,
         }

@@ -3,7 +3,11 @@
 // The Delta futures are deep; the default limit is too low for their layout.
 #![recursion_limit = "256"]
 
-#[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
-    deltaload_lambda::run().await
+fn main() -> Result<(), lambda_runtime::Error> {
+    // Before any thread allocates: see its docs.
+    deltaload_aws::cap_allocator_arenas();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(deltaload_lambda::run())
 }

@@ -15,6 +15,32 @@ pub(crate) struct Aligned {
     pub schema: SchemaRef,
 }
 
+impl Aligned {
+    /// Whether change `c` is a delete.
+    pub fn is_delete(&self, c: usize) -> bool {
+        use deltalake::arrow::array::AsArray;
+        let flags = self.changes.column(self.changes.num_columns() - 1);
+        flags.as_boolean_opt().is_some_and(|f| f.value(c))
+    }
+
+    /// The key of change `c`, as text (`null` for a null).
+    pub fn key_text(&self, dataset: &Dataset, c: usize) -> Vec<String> {
+        use deltalake::arrow::array::Array;
+        dataset
+            .keys
+            .iter()
+            .map(|&k| {
+                let column = self.changes.column(self.position[k]);
+                match column.is_null(c) {
+                    true => "null".to_string(),
+                    false => deltalake::arrow::util::display::array_value_to_string(column, c)
+                        .unwrap_or_else(|e| format!("(not shown: {e})")),
+                }
+            })
+            .collect()
+    }
+}
+
 /// The changes as rows of the table, in its column order, with the delete flag last.
 pub(crate) fn align(
     table: &deltalake::DeltaTable,

@@ -18,6 +18,8 @@ const PARALLEL_ROWS: usize = 200_000;
 /// the key ranges it read, and the metadata naming the loaded file versions.
 pub(crate) struct Replacement {
     pub rows: Option<RecordBatch>,
+    /// New files written already (a load by slices).
+    pub written: Vec<Add>,
     pub removes: Vec<Remove>,
     /// Files kept with a new deletion vector (each also among the removes).
     pub kept: Vec<Add>,
@@ -40,48 +42,10 @@ pub(crate) async fn commit(
     let url = table.table_url().clone();
     let delta = LakeError::delta(label, &url);
     let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
-    let mut actions: Vec<Action> = Vec::new();
+    let mut actions: Vec<Action> = replacement.written.into_iter().map(Action::Add).collect();
     if let Some(rows) = replacement.rows.filter(|r| r.num_rows() > 0) {
-        let stats = WriterStatsConfig::from_config(snapshot.snapshot().table_configuration());
-        let config = WriterConfig::new(
-            rows.schema(),
-            Vec::new(),
-            None,
-            NonZeroU64::new(file_bytes),
-            None,
-            stats.num_indexed_cols,
-            stats.stats_columns,
-        );
-        // Large outputs are cut into consecutive key ranges, each written by a
-        // task of its own: Parquet encoding is the costliest step, and the
-        // files stay range-disjoint.
-        let parts = match rows.num_rows() >= PARALLEL_ROWS {
-            true => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            false => 1,
-        };
-        let chunk = rows.num_rows().div_ceil(parts);
-        let writers: Vec<_> = (0..parts)
-            .map(|i| {
-                let start = i * chunk;
-                let part = rows.slice(start, chunk.min(rows.num_rows() - start));
-                let (store, config) = (table.object_store(), config.clone());
-                tokio::spawn(async move {
-                    let mut writer = DeltaWriter::new(store, config);
-                    writer.write(&part).await?;
-                    writer.close().await
-                })
-            })
-            .collect();
-        for writer in writers {
-            let adds = writer
-                .await
-                .map_err(|e| LakeError::Invariant {
-                    table: label.to_string(),
-                    detail: format!("a writer of new data files failed: {e}"),
-                })?
-                .map_err(LakeError::delta(label, &url))?;
-            actions.extend(adds.into_iter().map(Action::Add));
-        }
+        let adds = write_files(table, &rows, file_bytes, label).await?;
+        actions.extend(adds.into_iter().map(Action::Add));
     }
     let added = actions.len() as u64;
     if let Some((path, bytes)) = replacement.dv_file {
@@ -118,6 +82,60 @@ pub(crate) async fn commit(
     Ok((table, added))
 }
 
+/// Writes `rows` into new data files of at most `file_bytes` each, not yet
+/// committed; returns their add actions.
+pub(crate) async fn write_files(
+    table: &DeltaTable,
+    rows: &RecordBatch,
+    file_bytes: u64,
+    label: &str,
+) -> Result<Vec<Add>, LakeError> {
+    let url = table.table_url().clone();
+    let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
+    let mut written = Vec::new();
+    let stats = WriterStatsConfig::from_config(snapshot.snapshot().table_configuration());
+    let config = WriterConfig::new(
+        rows.schema(),
+        Vec::new(),
+        None,
+        NonZeroU64::new(file_bytes),
+        None,
+        stats.num_indexed_cols,
+        stats.stats_columns,
+    );
+    // Large outputs are cut into consecutive key ranges, each written by a
+    // task of its own: Parquet encoding is the costliest step, and the
+    // files stay range-disjoint.
+    let parts = match rows.num_rows() >= PARALLEL_ROWS {
+        true => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        false => 1,
+    };
+    let chunk = rows.num_rows().div_ceil(parts);
+    let writers: Vec<_> = (0..parts)
+        .map(|i| {
+            let start = i * chunk;
+            let part = rows.slice(start, chunk.min(rows.num_rows() - start));
+            let (store, config) = (table.object_store(), config.clone());
+            tokio::spawn(async move {
+                let mut writer = DeltaWriter::new(store, config);
+                writer.write(&part).await?;
+                writer.close().await
+            })
+        })
+        .collect();
+    for writer in writers {
+        let adds = writer
+            .await
+            .map_err(|e| LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!("a writer of new data files failed: {e}"),
+            })?
+            .map_err(LakeError::delta(label, &url))?;
+        written.extend(adds);
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +164,7 @@ mod tests {
         let predicate = format!("order_id BETWEEN {} AND {}", ids.start(), ids.end());
         let replacement = Replacement {
             rows: Some(orders(ids)),
+            written: Vec::new(),
             removes: Vec::new(),
             kept: Vec::new(),
             dv_file: None,

@@ -10,6 +10,7 @@ use futures::TryStreamExt;
 use serde_json::Value as Json;
 
 /// A data file of the table.
+#[derive(Clone)]
 pub(crate) struct TargetFile {
     pub path: Path,
     pub remove: Remove,
@@ -98,6 +99,84 @@ impl KeyBounds {
             }
             _ => KeyBounds::None,
         }
+    }
+
+    /// The values of `column`, the first key column of changes in Arrow.
+    pub fn of_column(column: &deltalake::arrow::array::ArrayRef) -> Self {
+        use deltalake::arrow::array::{Array, AsArray};
+        use deltalake::arrow::datatypes::{DataType, Int64Type};
+        match column.data_type() {
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                let Ok(ints) = deltalake::arrow::compute::cast(column, &DataType::Int64) else {
+                    return KeyBounds::None;
+                };
+                let ints = ints.as_primitive::<Int64Type>();
+                let mut v: Vec<i64> = ints.iter().flatten().collect();
+                v.sort_unstable();
+                v.dedup();
+                KeyBounds::Ints(v)
+            }
+            DataType::Utf8 => {
+                let texts = column.as_string::<i32>();
+                let mut v: Vec<String> = (0..texts.len())
+                    .filter(|&i| texts.is_valid(i))
+                    .map(|i| texts.value(i).to_string())
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                KeyBounds::Texts(v)
+            }
+            _ => KeyBounds::None,
+        }
+    }
+
+    /// The least and greatest values of `self` and `other` (the first and
+    /// last slices of a load by slices): for [`KeyBounds::span_predicate`]
+    /// only, not to prune files.
+    pub fn spanning(&self, other: &Self) -> Self {
+        match (self, other) {
+            (KeyBounds::Ints(a), KeyBounds::Ints(b)) => {
+                let v: Vec<i64> = a.iter().chain(b).copied().collect();
+                match (v.iter().min(), v.iter().max()) {
+                    (Some(&lo), Some(&hi)) => KeyBounds::Ints(vec![lo, hi]),
+                    _ => KeyBounds::Ints(Vec::new()),
+                }
+            }
+            (KeyBounds::Texts(a), KeyBounds::Texts(b)) => {
+                let v: Vec<&String> = a.iter().chain(b).collect();
+                match (v.iter().min(), v.iter().max()) {
+                    (Some(lo), Some(hi)) => KeyBounds::Texts(vec![lo.to_string(), hi.to_string()]),
+                    _ => KeyBounds::Texts(Vec::new()),
+                }
+            }
+            _ => KeyBounds::None,
+        }
+    }
+
+    /// The read predicate covering every key from the least to the greatest
+    /// (a load by slices does not keep every key to list their ranges).
+    pub fn span_predicate(&self, column: &str) -> Option<String> {
+        let quoted = crate::schema::quoted(column);
+        match self {
+            KeyBounds::Ints(v) => match (v.iter().min(), v.iter().max()) {
+                (Some(lo), Some(hi)) => Some(format!("{quoted} BETWEEN {lo} AND {hi}")),
+                _ => None,
+            },
+            _ => self.predicate(column),
+        }
+    }
+
+    /// Whether a file of these statistics (an add's JSON) may hold one of
+    /// the values of the first key column `key`.
+    pub fn may_hold_stats(&self, stats: Option<&str>, key: &str) -> bool {
+        let stats: Option<Json> = stats.and_then(|s| serde_json::from_str(s).ok());
+        let bound = |side: &str| {
+            stats
+                .as_ref()
+                .and_then(|s| s.get(side))
+                .and_then(|m| m.get(key))
+        };
+        self.may_hold(bound("minValues"), bound("maxValues"))
     }
 
     /// Whether a file whose first key column lies in `[min, max]` (JSON
@@ -227,5 +306,19 @@ mod tests {
             b.predicate("k").as_deref(),
             Some("k BETWEEN 'b' AND 'd''x'")
         );
+    }
+
+    #[test]
+    fn the_span_of_slices_covers_every_key_between_the_first_and_the_last() {
+        let (first, last) = (KeyBounds::Ints(vec![3, 9]), KeyBounds::Ints(vec![40, 70]));
+        let span = first.spanning(&last);
+        assert_eq!(
+            span.span_predicate("k").as_deref(),
+            Some("k BETWEEN 3 AND 70")
+        );
+        assert!(!last.may_hold_stats(Some(r#"{"minValues":{"k":20},"maxValues":{"k":30}}"#), "k"));
+        let column: deltalake::arrow::array::ArrayRef =
+            std::sync::Arc::new(deltalake::arrow::array::Int32Array::from(vec![5, 1, 5]));
+        assert!(matches!(KeyBounds::of_column(&column), KeyBounds::Ints(v) if v == vec![1, 5]));
     }
 }

@@ -7,7 +7,6 @@ use super::{files, rank, read, twice};
 use crate::error::LakeError;
 use crate::Lake;
 use deltalake::arrow::array::ArrayRef;
-use deltaload_core::Value;
 use futures::StreamExt;
 
 /// What the target files hold for the changes.
@@ -30,7 +29,6 @@ impl Lake {
         ds: usize,
         aligned: &Aligned,
         candidates: &[files::TargetFile],
-        rows: &[(&[Value], &str)],
     ) -> Result<Met, LakeError> {
         let dataset = &self.sets[ds].dataset;
         let label = dataset.name.as_str();
@@ -68,7 +66,7 @@ impl Lake {
             table: label.to_string(),
             detail: format!(
                 "the changes to write hold key {:?} twice; this is a bug of deltaload, please report it",
-                dataset.key_of(rows[first as usize].0)
+                aligned.key_text(dataset, first as usize)
             ),
         })?;
         let store = self.sets[ds].target.object_store();
@@ -79,9 +77,9 @@ impl Lake {
         let mut met = Met {
             hits: Vec::with_capacity(candidates.len()),
             changed: Vec::with_capacity(candidates.len()),
-            found: vec![false; rows.len()],
+            found: vec![false; aligned.changes.num_rows()],
         };
-        let mut holder: Vec<Option<usize>> = vec![None; rows.len()];
+        let mut holder: Vec<Option<usize>> = vec![None; aligned.changes.num_rows()];
         while let Some(file) = reads.next().await {
             let file = file?;
             let batch = &file.batch;
@@ -90,7 +88,7 @@ impl Lake {
             let pairs = keys
                 .matches(&index, &columns)
                 .map_err(LakeError::arrow(label))?;
-            let mut actions = rank.decide(dataset, rows, batch, &pairs)?;
+            let mut actions = rank.decide(dataset, aligned, batch, &pairs)?;
             if actions.iter().any(Option::is_none) {
                 let store = self.sets[ds].target.object_store();
                 let c = &candidates[f];
@@ -98,7 +96,7 @@ impl Lake {
                 let whole =
                     read::read_columns(store, &c.path, dv, &aligned.schema, &wanted_full, label)
                         .await?;
-                actions = tied.decide(dataset, rows, &whole.batch, &pairs)?;
+                actions = tied.decide(dataset, aligned, &whole.batch, &pairs)?;
             }
             let mut hits = Vec::with_capacity(pairs.len());
             for ((r, c), action) in pairs.into_iter().zip(actions) {
@@ -106,7 +104,7 @@ impl Lake {
                 if let Some(other) = holder[c as usize].replace(f) {
                     return Err(twice(
                         dataset,
-                        rows[c as usize].0,
+                        &aligned.key_text(dataset, c as usize),
                         &candidates[other],
                         &candidates[f],
                     ));

@@ -29,17 +29,22 @@ mod files;
 mod meet;
 mod rank;
 mod read;
+mod sliced;
 
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
-use aligned::{align, updated_mask, Aligned};
+pub(crate) use aligned::align;
+use aligned::{updated_mask, Aligned};
 use apply::Action;
+pub(crate) use apply::Ranks;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, MergeCounts, Value};
+pub(crate) use files::unsupported;
 use files::KeyBounds;
 use futures::StreamExt;
 use meet::Met;
+pub(crate) use sliced::InMemory;
 
 /// Which engine writes the changes into a dataset's table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -114,13 +119,35 @@ impl Lake {
         };
         let aligned = align(table, &dataset, rows, loaded_at, &label)?;
         lap("aligned");
-        let met = self.meet(ds, &aligned, &candidates, rows).await?;
+        let met = self.meet(ds, &aligned, &candidates).await?;
         lap("met");
+        let rewrite_bytes: u64 = (0..candidates.len())
+            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
+            .map(|f| candidates[f].add.size.max(0) as u64)
+            .sum();
+        let change_bytes = aligned.changes.get_array_memory_size() as u64;
+        if !self.budget.fits_rewrite(rewrite_bytes, change_bytes) {
+            tracing::info!(
+                table = %label,
+                rewrite_bytes,
+                change_bytes,
+                budget = ?self.budget.bytes,
+                "the rewrite does not fit in the memory budget: upserting by slices of keys"
+            );
+            let rows = self.budget.slice_rows();
+            let mut slices = InMemory {
+                changes: aligned.changes,
+                at: 0,
+                rows,
+            };
+            let (counts, version, _) = self.upsert_sliced(ds, &mut slices, files).await?;
+            return Ok((counts, version));
+        }
         let rewritten: Vec<usize> = (0..candidates.len())
             .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
             .collect();
         let inserted: Vec<u32> = (0..rows.len())
-            .filter(|&c| !met.found[c] && !dataset.is_delete(rows[c].0))
+            .filter(|&c| !met.found[c] && !aligned.is_delete(c))
             .map(|c| c as u32)
             .collect();
         let counts = count(&met, inserted.len());
@@ -209,6 +236,7 @@ impl Lake {
         let metadata = metadata(files, counts);
         let replacement = commit::Replacement {
             rows: Some(rows_out),
+            written: Vec::new(),
             removes,
             kept,
             dv_file,
@@ -285,15 +313,10 @@ fn metadata(files: &[MergedFile<'_>], counts: MergeCounts) -> serde_json::Value 
 /// The error of a key found in two rows of the table.
 fn twice(
     dataset: &Dataset,
-    change: &[Value],
+    key: &[String],
     a: &files::TargetFile,
     b: &files::TargetFile,
 ) -> LakeError {
-    let key: Vec<String> = dataset
-        .key_of(change)
-        .iter()
-        .map(|v| v.as_text().unwrap_or_else(|| "null".into()))
-        .collect();
     LakeError::Invariant {
         table: dataset.name.clone(),
         detail: format!(

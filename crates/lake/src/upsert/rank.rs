@@ -9,7 +9,7 @@ use deltalake::arrow::array::{ArrayRef, UInt32Array};
 use deltalake::arrow::compute::take;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::arrow::row::Rows;
-use deltaload_core::{Dataset, Value};
+use deltaload_core::Dataset;
 
 /// The changes' ranks, and where the probed columns of a target file hold
 /// the sequence and tie-break columns.
@@ -84,7 +84,7 @@ impl Rank {
     pub(super) fn decide(
         &self,
         dataset: &Dataset,
-        rows: &[(&[Value], &str)],
+        changes: &Aligned,
         batch: &RecordBatch,
         pairs: &[(u32, u32)],
     ) -> Result<Vec<Option<Action>>, LakeError> {
@@ -126,7 +126,7 @@ impl Rank {
                         .as_ref()
                         .map_or(std::cmp::Ordering::Equal, |t| mine.row(c).cmp(&t.row(m)))
                 };
-                let delete = dataset.is_delete(rows[c].0);
+                let delete = changes.is_delete(c);
                 let by_sequence = cmp(&self.change_sequence, &sequence);
                 if !self.complete && sequenced && !delete && by_sequence.is_eq() {
                     return None;

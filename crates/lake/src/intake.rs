@@ -1,0 +1,129 @@
+//! How a file of a round is read: whole when that fits in the memory budget,
+//! else a piece at a time into sorted runs on disk, else refused up front with
+//! the reason (recorded in the ledger), never read into more memory than the
+//! budget allows.
+
+use crate::error::LakeError;
+use crate::outcome::SourceFile;
+use crate::spill::Spilled;
+use crate::upsert::Engine;
+use crate::Lake;
+use deltaload_core::{pieces, HeaderMismatch, ParsedFile, Reject};
+
+/// A file of a round, read.
+pub(crate) enum Intake {
+    /// Read whole.
+    Whole(ParsedFile),
+    /// Read in pieces: its changes in runs on disk, and its rejects.
+    Spilled(Spilled, Vec<Reject>),
+    /// Refused: its header breaks the contract, or it cannot be loaded within
+    /// the memory budget.
+    Refused(HeaderMismatch),
+}
+
+impl Lake {
+    /// Reads `file` (of `size` bytes) for dataset `ds`.
+    pub(crate) fn intake(
+        &self,
+        ds: usize,
+        file: &SourceFile,
+        size: u64,
+    ) -> Result<Intake, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        if let Some(unread) = &file.refused {
+            let reason = format!("{} ({} bytes), refused unread", unread.reason, unread.size);
+            return Ok(Intake::Refused(HeaderMismatch::new(
+                dataset,
+                Vec::new(),
+                reason,
+            )));
+        }
+        if self.budget.fits_whole(size) {
+            let read = |bytes: &[u8]| match crate::read_changes(dataset, bytes) {
+                Ok(parsed) => Intake::Whole(parsed),
+                Err(refused) => Intake::Refused(refused),
+            };
+            return match file.on_disk.as_ref().map(|d| &d.path) {
+                None => Ok(read(&file.bytes)),
+                Some(path) => {
+                    let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
+                        path: path.display().to_string(),
+                        source,
+                    })?;
+                    Ok(read(&bytes))
+                }
+            };
+        }
+        if let Some(why) = self.not_in_pieces(ds)? {
+            let budget = self.budget.bytes.unwrap_or(u64::MAX);
+            return Ok(Intake::Refused(HeaderMismatch::new(
+                dataset,
+                Vec::new(),
+                format!(
+                    "too large to load within the memory budget: the file is {size} bytes, \
+                     reading it whole needs about {} bytes and the budget is {budget}, and \
+                     it cannot be read in pieces because {why}; raise the memory budget \
+                     (--memory-budget or DELTALOAD_MEMORY_BUDGET; on Lambda, FunctionMemory) \
+                     or split the file",
+                    size.saturating_mul(crate::budget::WHOLE_FILE_FACTOR)
+                ),
+            )));
+        }
+        let on_disk;
+        let path = match file.on_disk.as_ref().map(|d| &d.path) {
+            Some(path) => path,
+            None => {
+                // Held in memory already (an embedding program's file): spill
+                // it, so the pieces are read like any large file's.
+                let dir =
+                    crate::budget::SpillDir::new(&self.budget.spill_dir).map_err(|source| {
+                        LakeError::ReadSource {
+                            path: self.budget.spill_dir.display().to_string(),
+                            source,
+                        }
+                    })?;
+                let path = dir.path.join("source");
+                std::fs::write(&path, &file.bytes).map_err(|source| LakeError::ReadSource {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                on_disk = (dir, path);
+                &on_disk.1
+            }
+        };
+        let table = &self.sets[ds].target;
+        Ok(
+            match crate::spill::spill(dataset, table, path, &file.location, &self.budget)? {
+                Ok((spilled, rejects)) => Intake::Spilled(spilled, rejects),
+                Err(refused) => Intake::Refused(refused),
+            },
+        )
+    }
+
+    /// Why a file of dataset `ds` too large to read whole cannot be read in
+    /// pieces either; `None` when it can.
+    fn not_in_pieces(&self, ds: usize) -> Result<Option<String>, LakeError> {
+        let set = &self.sets[ds];
+        let dataset = &set.dataset;
+        if !pieces::readable_in_pieces(dataset) {
+            return Ok(Some(match dataset.format {
+                deltaload_core::spec::Format::Parquet => "a Parquet file is read whole".to_string(),
+                _ => "only UTF-8 text is read in pieces (the dataset's encoding is not UTF-8)"
+                    .to_string(),
+            }));
+        }
+        if dataset.delete_when.is_some() {
+            return Ok(Some(
+                "the dataset has deletes (delete_when), whose files are read whole".to_string(),
+            ));
+        }
+        if self.engine == Engine::Merge {
+            return Ok(Some(
+                "delta-rs's MERGE engine reads files whole".to_string(),
+            ));
+        }
+        let unsupported = crate::upsert::unsupported(&set.target)
+            .map_err(|e| LakeError::delta(&dataset.name, set.target.table_url())(e))?;
+        Ok(unsupported.map(|why| format!("{why}, which only delta-rs's MERGE writes")))
+    }
+}

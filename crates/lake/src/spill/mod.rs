@@ -1,0 +1,189 @@
+//! A change file too large to read whole within the memory budget, read a
+//! piece at a time (see [`deltaload_core::pieces`]): each piece's newest change
+//! per key, as rows of the table sorted by key, is written to a run on local
+//! disk (Arrow IPC). [`Merge`] reads the runs back in key order, a slice at a
+//! time, keeping the newest change per key across runs. Every piece is read
+//! before anything is written, so a file refused by its last line is refused
+//! whole, as when it is read whole.
+
+mod merge;
+
+use crate::budget::{MemoryBudget, SpillDir};
+use crate::error::LakeError;
+use crate::upsert::align;
+use deltalake::arrow::datatypes::SchemaRef;
+use deltalake::arrow::ipc::writer::FileWriter;
+use deltalake::arrow::record_batch::RecordBatch;
+use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject, Value};
+pub(crate) use merge::Merge;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Rows per batch of a run: what the merge holds of each run at a time.
+const RUN_BATCH_ROWS: usize = 8_192;
+
+/// A file's changes spilled to sorted runs, and its figures so far.
+pub(crate) struct Spilled {
+    /// Removed with the runs when the load is done.
+    _dir: SpillDir,
+    pub runs: Vec<PathBuf>,
+    /// The runs' schema: the table's columns, then the delete flag.
+    pub schema: SchemaRef,
+    /// Records that parsed.
+    pub loaded: u64,
+    /// Distinct keys, once the runs have been merged.
+    pub distinct: std::sync::OnceLock<u64>,
+}
+
+/// The file text between `at` and the end of the last whole record (or
+/// header, per `cut`) in a window of at least `start` bytes, the window
+/// doubled until one fits; `None` when a record exceeds `most` bytes.
+fn next_cut(
+    file: &mut std::fs::File,
+    at: u64,
+    size: u64,
+    (start, most): (usize, usize),
+    cut: impl Fn(&[u8], bool) -> Option<usize>,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut len = start;
+    loop {
+        let want = (size - at).min(len as u64) as usize;
+        let mut window = vec![0u8; want];
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(&mut window)?;
+        let eof = at + want as u64 == size;
+        if let Some(end) = cut(&window, eof) {
+            window.truncate(end);
+            return Ok(Some(window));
+        }
+        if len >= most {
+            return Ok(None);
+        }
+        len = len.saturating_mul(2).min(most);
+    }
+}
+
+/// Reads the file at `path` a piece at a time into sorted runs under the
+/// budget's spill directory; `Ok(Err(_))` when the file is refused.
+pub(crate) fn spill(
+    dataset: &Arc<Dataset>,
+    table: &deltalake::DeltaTable,
+    path: &Path,
+    location: &str,
+    budget: &MemoryBudget,
+) -> Result<Result<(Spilled, Vec<Reject>), HeaderMismatch>, LakeError> {
+    let label = dataset.name.as_str();
+    let io = |source: std::io::Error| LakeError::ReadSource {
+        path: path.display().to_string(),
+        source,
+    };
+    let spill_io = |source: std::io::Error| LakeError::ReadSource {
+        path: budget.spill_dir.display().to_string(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let piece = budget.piece_bytes();
+    let sizes = (piece, piece.saturating_mul(8));
+    let too_long = || {
+        HeaderMismatch::new(
+            dataset,
+            Vec::new(),
+            format!(
+                "a record (or the header) is longer than {} bytes, more than the memory \
+                 budget lets a piece of the file hold; raise the memory budget",
+                sizes.1
+            ),
+        )
+    };
+    let Some(head) = next_cut(&mut file, 0, size, sizes, |w, eof| {
+        pieces::header_end(dataset, w, eof)
+    })
+    .map_err(io)?
+    else {
+        return Ok(Err(too_long()));
+    };
+    let head_lines = pieces::line_ends(dataset, &head);
+    let dir = SpillDir::new(&budget.spill_dir).map_err(spill_io)?;
+    let (mut runs, mut rejects, mut loaded) = (Vec::new(), Vec::new(), 0u64);
+    let (mut at, mut lines) = (head.len() as u64, head_lines);
+    let mut schema = None;
+    loop {
+        let Some(text) = next_cut(&mut file, at, size, sizes, |w, eof| {
+            pieces::piece_end(dataset, w, eof)
+        })
+        .map_err(io)?
+        else {
+            return Ok(Err(too_long()));
+        };
+        at += text.len() as u64;
+        let piece_lines = pieces::line_ends(dataset, &text);
+        let mut part = match crate::read_changes(dataset, &pieces::with_header(&head, &text)) {
+            Ok(part) => part,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        drop(text);
+        for r in &mut part.rejects {
+            r.line = r.line - head_lines + lines;
+        }
+        lines += piece_lines;
+        rejects.append(&mut part.rejects);
+        loaded += part.changes.len() as u64;
+        if !part.changes.is_empty() {
+            let newest = deltaload_core::newest_of(dataset, &part.changes);
+            let rows: Vec<(&[Value], &str)> = newest
+                .iter()
+                .map(|&i| (part.changes.row(i), location))
+                .collect();
+            let aligned = align(table, dataset, &rows, 0, label)?;
+            let run = dir.path.join(format!("run-{}.arrow", runs.len()));
+            write_run(&run, &aligned.changes).map_err(|e| LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!(
+                    "writing sorted run {}: {e}; check the space left in the spill directory",
+                    run.display()
+                ),
+            })?;
+            schema = Some(aligned.changes.schema());
+            runs.push(run);
+        }
+        tracing::debug!(
+            read = at,
+            of = size,
+            runs = runs.len(),
+            "file read in pieces"
+        );
+        if at >= size {
+            break;
+        }
+    }
+    let schema = match schema {
+        Some(schema) => schema,
+        None => align(table, dataset, &[], 0, label)?.changes.schema(),
+    };
+    let spilled = Spilled {
+        _dir: dir,
+        runs,
+        schema,
+        loaded,
+        distinct: std::sync::OnceLock::new(),
+    };
+    Ok(Ok((spilled, rejects)))
+}
+
+/// Writes `batch` to a run file at `path`, in batches of [`RUN_BATCH_ROWS`].
+fn write_run(path: &Path, batch: &RecordBatch) -> Result<(), deltalake::arrow::error::ArrowError> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut writer = FileWriter::try_new(file, &batch.schema())?;
+    let mut from = 0;
+    while from < batch.num_rows() {
+        let len = RUN_BATCH_ROWS.min(batch.num_rows() - from);
+        writer.write(&batch.slice(from, len))?;
+        from += len;
+    }
+    writer.finish()
+}
+
+#[cfg(test)]
+mod tests;

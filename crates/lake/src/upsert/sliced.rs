@@ -1,0 +1,304 @@
+//! The keyed upsert a slice of keys at a time, for a load whose changes or
+//! rewritten files do not fit in the memory budget. Each slice meets the
+//! files as the slices before it left them (rewritten files written, not yet
+//! committed) and rewrites the files where it changes a row, sorted by key;
+//! on a merge-on-read table too (the rows are the same, the files rewritten).
+//! Slices hold distinct keys, so this is the upsert of all of them at once.
+//! One commit at the end removes the table's rewritten files and adds the new
+//! files still current: crash recovery, ledger and figures are those of a load
+//! in one piece. A new file rewritten by a later slice is never committed; it
+//! is deleted.
+
+use super::aligned::{updated_mask, Aligned};
+use super::apply::Picks;
+use super::files::{self, KeyBounds, TargetFile};
+use super::{commit, count, metadata, read};
+use crate::error::LakeError;
+use crate::merge::MergedFile;
+use crate::Lake;
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::kernel::{Add, Remove};
+use deltaload_core::MergeCounts;
+use futures::StreamExt;
+use object_store::ObjectStoreExt as _;
+
+/// Changes given a slice at a time, each slice's keys distinct from every other's.
+pub(crate) trait Slices: Send {
+    /// The next slice (rows of the table with the delete flag last); `None` when done.
+    fn next_slice(&mut self, label: &str) -> Result<Option<RecordBatch>, LakeError>;
+}
+
+impl Slices for crate::spill::Merge {
+    fn next_slice(&mut self, label: &str) -> Result<Option<RecordBatch>, LakeError> {
+        crate::spill::Merge::next_slice(self, label)
+    }
+}
+
+/// Changes held in memory, given in slices of `rows`.
+pub(crate) struct InMemory {
+    pub changes: RecordBatch,
+    pub at: usize,
+    pub rows: usize,
+}
+
+impl Slices for InMemory {
+    fn next_slice(&mut self, _label: &str) -> Result<Option<RecordBatch>, LakeError> {
+        if self.at >= self.changes.num_rows() {
+            return Ok(None);
+        }
+        let len = self.rows.max(1).min(self.changes.num_rows() - self.at);
+        let slice = self.changes.slice(self.at, len);
+        self.at += len;
+        Ok(Some(slice))
+    }
+}
+
+/// A file of the table as the slices so far left it.
+struct Staged {
+    file: TargetFile,
+    /// In the table (else written by an earlier slice, not committed).
+    committed: bool,
+}
+
+impl Lake {
+    /// Writes the changes `slices` gives into dataset `ds`'s table, a slice at
+    /// a time, in one commit; returns the figures, the new version (when one
+    /// was committed) and the number of changes given.
+    pub(crate) async fn upsert_sliced(
+        &mut self,
+        ds: usize,
+        slices: &mut (dyn Slices + Send),
+        files: &[MergedFile<'_>],
+    ) -> Result<(MergeCounts, Option<u64>, u64), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let label = dataset.name.clone();
+        let table = self.sets[ds].target.clone();
+        let url = table.table_url().clone();
+        let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
+        let schema = snapshot.snapshot().arrow_schema();
+        let position: Vec<usize> = dataset
+            .columns
+            .iter()
+            .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(&label)))
+            .collect::<Result<_, _>>()?;
+        let key = dataset.columns[dataset.keys[0]].name.clone();
+        let (all, _) = files::candidates(&table, &key, &KeyBounds::None)
+            .await
+            .map_err(files::delta_error(&table, &label))?;
+        let mut live: Vec<Staged> = all
+            .into_iter()
+            .map(|file| Staged {
+                file,
+                committed: true,
+            })
+            .collect();
+        let mut removes: Vec<Remove> = Vec::new();
+        let mut counts = MergeCounts::default();
+        let mut span: Option<KeyBounds> = None;
+        let (mut given, mut slices_done, mut rewrites) = (0u64, 0u64, 0u64);
+        while let Some(changes) = slices.next_slice(&label)? {
+            given += changes.num_rows() as u64;
+            slices_done += 1;
+            let aligned = Aligned {
+                changes,
+                position: position.clone(),
+                schema: schema.clone(),
+            };
+            let bounds = KeyBounds::of_column(aligned.changes.column(position[dataset.keys[0]]));
+            span = Some(match span {
+                None => bounds.spanning(&bounds),
+                Some(s) => s.spanning(&bounds),
+            });
+            let at: Vec<usize> = (0..live.len())
+                .filter(|&i| bounds.may_hold_stats(live[i].file.add.stats.as_deref(), &key))
+                .collect();
+            let candidates: Vec<TargetFile> = at.iter().map(|&i| live[i].file.clone()).collect();
+            let (slice_counts, rewritten, adds) =
+                self.rewrite_slice(ds, &aligned, &candidates).await?;
+            add_counts(&mut counts, slice_counts);
+            rewrites += rewritten.len() as u64;
+            let mut gone: Vec<usize> = rewritten.iter().map(|&f| at[f]).collect();
+            gone.sort_unstable_by(|a, b| b.cmp(a));
+            for i in gone {
+                let staged = live.remove(i);
+                match staged.committed {
+                    true => removes.push(staged.file.remove),
+                    false => forget(&table, &staged.file.path).await,
+                }
+            }
+            for add in adds {
+                live.push(Staged {
+                    file: new_file(add, &label)?,
+                    committed: false,
+                });
+            }
+        }
+        let written: Vec<Add> = live
+            .into_iter()
+            .filter(|s| !s.committed)
+            .map(|s| s.file.add)
+            .collect();
+        tracing::debug!(
+            table = %label,
+            changes = given,
+            slices = slices_done,
+            files_rewritten = rewrites,
+            "keyed upsert by slices"
+        );
+        let stats = crate::OrdersFiles {
+            rewritten: removes.len() as u64,
+            added: written.len() as u64,
+            ..crate::OrdersFiles::default()
+        };
+        self.writes.keyed += 1;
+        if written.is_empty() && removes.is_empty() {
+            self.count_files(&label, stats, "keyed upsert by slices");
+            return Ok((counts, None, given));
+        }
+        let replacement = commit::Replacement {
+            rows: None,
+            written,
+            removes,
+            kept: Vec::new(),
+            dv_file: None,
+            predicate: span.and_then(|s| s.span_predicate(&key)),
+            metadata: metadata(files, counts),
+        };
+        let before = table.version();
+        let (table, _) =
+            commit::commit(&table, replacement, crate::ORDERS_FILE_BYTES, &label).await?;
+        self.sets[ds].target = table;
+        self.count_files(&label, stats, "keyed upsert by slices");
+        let after = self.sets[ds].target.version();
+        Ok((counts, (after != before).then_some(after).flatten(), given))
+    }
+
+    /// One slice's upsert against `candidates`: its figures, the candidates
+    /// it rewrote and the files written in their place. The rewritten files
+    /// are read and written a group at a time, each group within the budget,
+    /// then the inserted keys; each output is sorted by key.
+    async fn rewrite_slice(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        candidates: &[TargetFile],
+    ) -> Result<(MergeCounts, Vec<usize>, Vec<Add>), LakeError> {
+        let met = self.meet(ds, aligned, candidates).await?;
+        let rewritten: Vec<usize> = (0..candidates.len())
+            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
+            .collect();
+        let inserted: Vec<u32> = (0..aligned.changes.num_rows())
+            .filter(|&c| !met.found[c] && !aligned.is_delete(c))
+            .map(|c| c as u32)
+            .collect();
+        let counts = count(&met, inserted.len());
+        let mut adds = Vec::new();
+        let most = self.budget.rewrite_group_bytes();
+        let mut group: Vec<usize> = Vec::new();
+        let mut bytes = 0u64;
+        for &f in &rewritten {
+            let size = candidates[f].add.size.max(0) as u64;
+            if !group.is_empty() && bytes + size > most {
+                adds.extend(
+                    self.rewrite_group(ds, aligned, candidates, &met, &group)
+                        .await?,
+                );
+                (group, bytes) = (Vec::new(), 0);
+            }
+            group.push(f);
+            bytes += size;
+        }
+        if !group.is_empty() {
+            adds.extend(
+                self.rewrite_group(ds, aligned, candidates, &met, &group)
+                    .await?,
+            );
+        }
+        if !inserted.is_empty() {
+            let mut picks = Picks::default();
+            picks.inserts(0, &inserted);
+            adds.extend(self.write_picked(ds, aligned, picks, &[]).await?);
+        }
+        Ok((counts, rewritten, adds))
+    }
+
+    /// Candidates `group` read whole and written again with the slice's
+    /// changes to their rows applied.
+    async fn rewrite_group(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        candidates: &[TargetFile],
+        met: &super::meet::Met,
+        group: &[usize],
+    ) -> Result<Vec<Add>, LakeError> {
+        let label = self.sets[ds].dataset.name.clone();
+        let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+        let store = self.sets[ds].target.object_store();
+        let files = group.iter().map(|&f| &candidates[f]);
+        let mut reads = read::read_files(store, files, &aligned.schema, &all, &label);
+        let mut picks = Picks::default();
+        let mut read = Vec::with_capacity(group.len());
+        while let Some(file) = reads.next().await {
+            let file = file?.batch;
+            let hits = &met.hits[group[read.len()]];
+            picks.file(read.len(), file.num_rows(), group.len(), hits);
+            read.push(file);
+        }
+        drop(reads);
+        self.write_picked(ds, aligned, picks, &read).await
+    }
+
+    /// Writes the rows `picks` takes from `read` and the slice's changes
+    /// (the last source), sorted by key, into new files.
+    async fn write_picked(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        picks: Picks,
+        read: &[RecordBatch],
+    ) -> Result<Vec<Add>, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let label = dataset.name.as_str();
+        let mut sources: Vec<&RecordBatch> = read.iter().collect();
+        sources.push(&aligned.changes);
+        let width = aligned.schema.fields().len();
+        let updated = updated_mask(dataset, &aligned.schema);
+        let keys: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
+        let columns = picks
+            .assemble(&sources, width, &updated, &keys)
+            .map_err(LakeError::arrow(label))?;
+        let rows = RecordBatch::try_new(aligned.schema.clone(), columns)
+            .map_err(LakeError::arrow(label))?;
+        let table = &self.sets[ds].target;
+        commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label).await
+    }
+}
+
+fn add_counts(total: &mut MergeCounts, slice: MergeCounts) {
+    total.inserted += slice.inserted;
+    total.updated += slice.updated;
+    total.deleted += slice.deleted;
+}
+
+/// A file written by a slice, as a file of the table for the next slices.
+fn new_file(add: Add, label: &str) -> Result<TargetFile, LakeError> {
+    let path = deltalake::Path::from_url_path(&add.path).map_err(|e| LakeError::Invariant {
+        table: label.to_string(),
+        detail: format!("a new data file's path {:?}: {e}", add.path),
+    })?;
+    Ok(TargetFile {
+        path,
+        remove: Remove::default(),
+        add,
+    })
+}
+
+/// Deletes a file written by an earlier slice and rewritten since: it was
+/// never committed. Should the delete fail, the file stays unreferenced, as
+/// after a crash, until `maintain` vacuums it.
+async fn forget(table: &deltalake::DeltaTable, path: &deltalake::Path) {
+    if let Err(e) = table.object_store().delete(path).await {
+        tracing::warn!(file = %path, error = %e, "could not delete an uncommitted data file");
+    }
+}
