@@ -20,6 +20,7 @@ mod infra;
 mod lake_location;
 mod lake_opening;
 mod lambda_emulator;
+mod large_objects;
 mod load_cli;
 mod lost_state;
 mod maintenance;
