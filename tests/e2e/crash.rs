@@ -21,14 +21,32 @@ async fn clean_state(files: &[&str]) -> Vec<Vec<Vec<String>>> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_at_any_step_then_rerun_equals_a_clean_load() {
+    killed_then_rerun(&[]).await;
+}
+
+/// The same within a 1 KiB memory budget: `raw/b.csv` is read in pieces and
+/// upserted by slices, and a rerun after a crash recovers its commit and its
+/// figures as after a load read whole (the clean load has no budget).
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_at_any_step_within_a_tiny_budget_then_rerun_equals_a_clean_load() {
+    killed_then_rerun(&["--memory-budget", "1KiB"]).await;
+}
+
+async fn killed_then_rerun(budget: &[&str]) {
     let clean = clean_state(&["raw/a.csv", "raw/b.csv"]).await;
+    let load_b: Vec<&str> = ["load"]
+        .iter()
+        .chain(budget)
+        .chain(&["raw/b.csv"])
+        .copied()
+        .collect();
     for point in POINTS {
         let sb = Sandbox::with_seed_files();
         assert_eq!(
             deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),
             Some(0)
         );
-        let killed = deltaload(&sb, &["load", "raw/b.csv"], Some(point));
+        let killed = deltaload(&sb, &load_b, Some(point));
         assert_ne!(
             killed.status.code(),
             Some(0),
@@ -39,7 +57,7 @@ async fn killed_at_any_step_then_rerun_equals_a_clean_load() {
             "{point}: {}",
             stderr(&killed)
         );
-        let rerun = deltaload(&sb, &["load", "raw/b.csv"], None);
+        let rerun = deltaload(&sb, &load_b, None);
         assert_eq!(rerun.status.code(), Some(0), "{point}: {}", stderr(&rerun));
         let line = String::from_utf8_lossy(&rerun.stdout).into_owned();
         if point == "after-ledger" {

@@ -13,7 +13,9 @@ use std::io::Write;
 fn orders(first: u32, n: u32) -> String {
     let mut text = HEADER.to_string();
     for id in first..first + n {
-        text.push_str(&format!("{id},C{id},placed,1.00,EUR,,2026-10-01T08:00:00\n"));
+        text.push_str(&format!(
+            "{id},C{id},placed,1.00,EUR,,2026-10-01T08:00:00\n"
+        ));
     }
     text
 }
@@ -28,7 +30,9 @@ fn gzip(text: &str) -> Vec<u8> {
 async fn objects_beyond_the_budget_load_from_disk_and_one_without_room_is_refused_recorded() {
     let stack = Stack::new(1, 2).await;
     stack.put("in/plain.csv", orders(1, 600)).await;
-    stack.put("in/packed.csv.gz", gzip(&orders(1_001, 600))).await;
+    stack
+        .put("in/packed.csv.gz", gzip(&orders(1_001, 600)))
+        .await;
     stack.wait_for_messages(2).await;
     let spill = tempfile::tempdir().expect("spill dir");
     let dir = spill.path().to_str().expect("utf-8 path");
@@ -71,6 +75,9 @@ async fn objects_beyond_the_budget_load_from_disk_and_one_without_room_is_refuse
         .find(|r| r[0].ends_with("in/roomless.csv"))
         .expect("the refused object in the ledger");
     assert_eq!(roomless[1], "refused");
-    assert!(roomless[2].contains("spill directory of 1024 bytes"), "{roomless:?}");
+    assert!(
+        roomless[2].contains("spill directory of 1024 bytes"),
+        "{roomless:?}"
+    );
     assert_eq!(stack.pending(&stack.queue_url).await, 0, "acknowledged");
 }
