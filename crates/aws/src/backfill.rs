@@ -40,13 +40,20 @@ pub struct BackfillReport {
     pub failed: u64,
 }
 
-/// Whether the ledger holds this object, with this ETag, as loaded or refused.
+/// Whether the ledger holds this object, with this ETag, as loaded or refused
+/// after reading it. An object refused unread (too large for the limits of
+/// the time, content id `unread:...`) is not held: a backfill after the limits
+/// were raised offers it again.
 pub fn held(ledger: &HashMap<String, Vec<LedgerFile>>, location: &str, etag: Option<&str>) -> bool {
     let Some(etag) = etag else { return false };
     ledger.get(location).is_some_and(|rows| {
         rows.iter().any(|r| {
             r.etag.as_deref() == Some(etag)
-                && matches!(r.status, LedgerStatus::Loaded | LedgerStatus::Refused)
+                && match r.status {
+                    LedgerStatus::Loaded => true,
+                    LedgerStatus::Refused => !r.content_id.starts_with(deltaload_lake::UNREAD),
+                    _ => false,
+                }
         })
     })
 }
@@ -125,4 +132,31 @@ pub async fn backfill(
         progress(&report);
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(content_id: &str, status: LedgerStatus) -> LedgerFile {
+        LedgerFile {
+            content_id: content_id.to_string(),
+            etag: Some("e1".to_string()),
+            status,
+            reason: None,
+            loaded_at: 0,
+        }
+    }
+
+    #[test]
+    fn an_object_refused_unread_is_offered_again_one_refused_once_read_is_not() {
+        let at = |r: LedgerFile| HashMap::from([("s3://b/k".to_string(), vec![r])]);
+        let unread = at(row("unread:etag:e1", LedgerStatus::Refused));
+        assert!(!held(&unread, "s3://b/k", Some("e1")));
+        let read = at(row("sha256:ab", LedgerStatus::Refused));
+        assert!(held(&read, "s3://b/k", Some("e1")));
+        let loaded = at(row("sha256:ab", LedgerStatus::Loaded));
+        assert!(held(&loaded, "s3://b/k", Some("e1")));
+        assert!(!held(&loaded, "s3://b/k", Some("e2")));
+    }
 }

@@ -53,6 +53,27 @@ pub struct S3Reader {
     /// Bytes of the batch's objects held in memory: beyond what the budget
     /// reads whole, objects go to the spill directory ([`S3Reader::new_batch`]).
     held: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Bytes of the spill directory the batch's objects on disk may take
+    /// (about three times each one's size): at most the budget's `spill_space`.
+    spilled: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Counts `n` more against `counter` when that keeps it within `limit`.
+fn take(counter: &std::sync::atomic::AtomicU64, limit: u64, n: u64) -> bool {
+    use std::sync::atomic::Ordering;
+    counter
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+            (held.saturating_add(n) <= limit).then_some(held + n)
+        })
+        .is_ok()
+}
+
+/// Counts `n` less against `counter`.
+fn give_back(counter: &std::sync::atomic::AtomicU64, n: u64) {
+    use std::sync::atomic::Ordering;
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+        Some(held.saturating_sub(n))
+    });
 }
 
 /// An S3 client from the standard AWS configuration; path-style addressing when
@@ -71,25 +92,43 @@ impl S3Reader {
             max_bytes,
             budget: deltaload_lake::MemoryBudget::unlimited(),
             held: Default::default(),
+            spilled: Default::default(),
         }
     }
 
-    /// Starts a batch: none of its objects is held in memory yet.
+    /// Starts a batch: none of its objects is held in memory or on disk yet
+    /// (the last batch's are gone with it).
     pub fn new_batch(&self) {
         self.held.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.spilled.store(0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether an object of `size` bytes may be held in memory, counting it
     /// held when it may: the batch's objects in memory together are at most
     /// what the budget reads whole.
     fn hold(&self, size: u64) -> bool {
-        use std::sync::atomic::Ordering;
-        let limit = self.budget.whole_limit();
-        self.held
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-                (held.saturating_add(size) <= limit).then_some(held + size)
-            })
-            .is_ok()
+        take(&self.held, self.budget.whole_limit(), size)
+    }
+
+    /// Reserves the spill space an object of `size` bytes needs on disk, or
+    /// says why the message must wait: the batch's other objects take it.
+    fn reserve(&self, size: u64) -> Result<(), ReadProblem> {
+        let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
+        match take(
+            &self.spilled,
+            self.budget.spill_space.unwrap_or(u64::MAX),
+            needs,
+        ) {
+            true => Ok(()),
+            false => Err((
+                format!(
+                    "the spill directory {} is taken by this batch's other large objects: \
+                     the message is left for redelivery",
+                    self.budget.spill_dir.display()
+                ),
+                Box::new(std::io::Error::other("spill space reserved")),
+            )),
+        }
     }
 
     /// Writes objects too large to read whole within `budget` to its spill
@@ -164,6 +203,7 @@ impl S3Reader {
         };
         let local = |(problem, source): ReadProblem| read_err(problem, source);
         if !self.hold(size) {
+            self.reserve(size).map_err(local)?;
             let on_disk = spool(&self.budget, response.body).await.map_err(local)?;
             return match self.expand_spooled(on_disk).map_err(local)? {
                 Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
@@ -180,18 +220,29 @@ impl S3Reader {
         if !deltaload_core::compression::is_gzip(&bytes) {
             return Ok(file(bytes, None));
         }
-        let whole = self.max_bytes.min(self.budget.whole_limit());
+        // Expanded in memory as far as the batch's share allows (the
+        // compressed bytes, held already, make way for it), else onto disk.
+        let room = self
+            .budget
+            .whole_limit()
+            .saturating_sub(self.held.load(std::sync::atomic::Ordering::Relaxed))
+            .saturating_add(size);
+        let whole = self.max_bytes.min(room);
         let mut expanded = Vec::new();
-        match deltaload_core::compression::expand_into(bytes.as_slice(), &mut expanded, whole) {
-            Ok(_) => Ok(file(expanded, None)),
-            // Expanding to more than a file read whole may be: onto disk.
-            Err(Unreadable::TooLarge { .. }) if whole < self.max_bytes => {
+        let expansion =
+            deltaload_core::compression::expand_into(bytes.as_slice(), &mut expanded, whole)
+                .map_err(|e| local(("expanding an object in memory".to_string(), Box::new(e))))?;
+        match expansion {
+            Ok(n) if self.hold(n.saturating_sub(size)) => Ok(file(expanded, None)),
+            Ok(_) | Err(Unreadable::TooLarge { .. }) if whole < self.max_bytes => {
                 drop(expanded);
+                give_back(&self.held, size);
                 match self.expand_to_disk(bytes.as_slice()).map_err(local)? {
                     Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
                     Err(why) => Ok(Fetched::Unreadable(why)),
                 }
             }
+            Ok(_) => Ok(file(expanded, None)),
             Err(why) => Ok(Fetched::Unreadable(why)),
         }
     }
@@ -225,8 +276,22 @@ impl S3Reader {
         self.expand_to_disk(input)
     }
 
-    /// Gzip `input` expanded into a file of its own under the spill directory.
+    /// Gzip `input` expanded into a file of its own under the spill
+    /// directory, its spill space reserved.
     fn expand_to_disk(
+        &self,
+        input: impl std::io::Read,
+    ) -> Result<Result<deltaload_lake::OnDisk, Unreadable>, ReadProblem> {
+        let expanded = self.expand_onto_disk(input)?;
+        if let Ok(on_disk) = &expanded {
+            let size = std::fs::metadata(&on_disk.path).map_or(0, |m| m.len());
+            self.reserve(size)?;
+        }
+        Ok(expanded)
+    }
+
+    /// Gzip `input` expanded into a file of its own under the spill directory.
+    fn expand_onto_disk(
         &self,
         input: impl std::io::Read,
     ) -> Result<Result<deltaload_lake::OnDisk, Unreadable>, ReadProblem> {

@@ -49,8 +49,10 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     for chunk in args.files.chunks(usize::from(args.batch_size)) {
         let mut shown = Vec::with_capacity(chunk.len());
         let mut files = Vec::with_capacity(chunk.len());
+        // The chunk's files in memory together stay within what the budget reads whole.
+        let mut room = budget.whole_limit();
         for path in chunk {
-            match read(path, &budget) {
+            match read(path, &budget, &mut room) {
                 Ok(file) => {
                     shown.push(path.display().to_string());
                     files.push(file);
@@ -81,9 +83,13 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
 }
 
 /// Reads a file, expanding it when it is gzip-compressed: into memory when
-/// it fits the budget whole, else left on disk (expanded into the spill
-/// directory) to be read in pieces.
-pub(crate) fn read(path: &Path, budget: &MemoryBudget) -> Result<SourceFile, String> {
+/// it fits in `room` (what is left of the bytes the budget reads whole,
+/// reduced by it), else left on disk (expanded into the spill directory).
+pub(crate) fn read(
+    path: &Path,
+    budget: &MemoryBudget,
+    room: &mut u64,
+) -> Result<SourceFile, String> {
     let shown = path.display().to_string();
     let location = local_source(&shown).map_err(|e| e.to_string())?;
     let io = |source: std::io::Error| {
@@ -104,10 +110,11 @@ pub(crate) fn read(path: &Path, budget: &MemoryBudget) -> Result<SourceFile, Str
         on_disk: Some(on_disk),
         ..SourceFile::in_memory(location.clone(), Vec::new())
     };
-    if !gzip && !budget.fits_whole(size) {
+    if !gzip && size > *room {
         return Ok(on_disk(OnDisk::at(path.to_path_buf())));
     }
     if !gzip {
+        *room -= size;
         return Ok(SourceFile::in_memory(
             location,
             std::fs::read(path).map_err(io)?,
@@ -115,9 +122,12 @@ pub(crate) fn read(path: &Path, budget: &MemoryBudget) -> Result<SourceFile, Str
     }
     let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
     let mut expanded = Vec::new();
-    let whole = limit.min(budget.whole_limit());
-    match deltaload_core::compression::expand_into(input, &mut expanded, whole) {
-        Ok(_) => Ok(SourceFile::in_memory(location, expanded)),
+    let whole = limit.min(*room);
+    match deltaload_core::compression::expand_into(input, &mut expanded, whole).map_err(io)? {
+        Ok(n) => {
+            *room -= n;
+            Ok(SourceFile::in_memory(location, expanded))
+        }
         Err(Unreadable::TooLarge { .. }) if whole < limit => {
             drop(expanded);
             let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);

@@ -25,14 +25,16 @@ pub struct MemoryArgs {
 
 impl MemoryArgs {
     /// The budget these arguments give, as the Lambda's settings give it.
+    /// Spill directories of processes that are gone are removed first.
     pub fn budget(&self) -> anyhow::Result<deltaload_lake::MemoryBudget> {
-        Ok(deltaload_aws::settings::memory_budget(
+        let lambda_mb = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").ok();
+        let budget = deltaload_aws::settings::memory_budget(
             self.memory_budget.as_deref(),
             (self.spill_dir.clone(), self.spill_space.as_deref()),
-            std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
-                .ok()
-                .as_deref(),
+            lambda_mb.as_deref(),
             deltaload_aws::settings::machine_memory(),
-        )?)
+        )?;
+        budget.sweep_spills(false);
+        Ok(budget)
     }
 }

@@ -10,14 +10,17 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let (mut flawed, mut failed) = (false, false);
     for path in &args.files {
         let shown = path.display().to_string();
-        let file = match crate::load::read(path, &deltaload_lake::MemoryBudget::unlimited()) {
-            Ok(file) => file,
-            Err(e) => {
-                eprintln!("{shown}: {e}");
-                failed = true;
-                continue;
-            }
-        };
+        // Validating reads each file whole, one at a time.
+        let mut room = u64::MAX;
+        let file =
+            match crate::load::read(path, &deltaload_lake::MemoryBudget::unlimited(), &mut room) {
+                Ok(file) => file,
+                Err(e) => {
+                    eprintln!("{shown}: {e}");
+                    failed = true;
+                    continue;
+                }
+            };
         let parsed = match deltaload_lake::read_changes(dataset, &file.bytes) {
             Ok(parsed) => parsed,
             Err(refused) => {

@@ -37,19 +37,32 @@ pub fn expand(bytes: Vec<u8>, limit: u64) -> Result<Vec<u8>, Unreadable> {
 }
 
 /// Expands gzip `input` into `out` a block at a time, never beyond `limit`
-/// bytes; returns the bytes written. Errors writing `out` count as damage.
+/// bytes, and flushes it; returns the bytes written, or why the content
+/// cannot be expanded. Writing `out` failing is the outer error: the content
+/// is not at fault, and the same expansion may succeed later.
 pub fn expand_into(
     input: impl Read,
-    mut out: impl std::io::Write,
+    out: &mut impl std::io::Write,
     limit: u64,
-) -> Result<u64, Unreadable> {
+) -> std::io::Result<Result<u64, Unreadable>> {
     let mut decoder = flate2::read::MultiGzDecoder::new(input).take(limit.saturating_add(1));
-    let written =
-        std::io::copy(&mut decoder, &mut out).map_err(|e| Unreadable::Damaged(e.to_string()))?;
-    if written > limit {
-        return Err(Unreadable::TooLarge { limit });
+    let mut block = vec![0u8; 1 << 16];
+    let mut written = 0u64;
+    loop {
+        let n = match decoder.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Ok(Err(Unreadable::Damaged(e.to_string()))),
+        };
+        written += n as u64;
+        if written > limit {
+            return Ok(Err(Unreadable::TooLarge { limit }));
+        }
+        out.write_all(&block[..n])?;
     }
-    Ok(written)
+    out.flush()?;
+    Ok(Ok(written))
 }
 
 #[cfg(test)]
@@ -77,14 +90,15 @@ mod tests {
     fn expanding_into_a_writer_keeps_the_limit() {
         let text = b"order_id\n1\n".repeat(1000);
         let mut out = Vec::new();
-        assert_eq!(
-            expand_into(gzip(&text).as_slice(), &mut out, 20_000),
-            Ok(11_000)
-        );
+        let expanded = expand_into(gzip(&text).as_slice(), &mut out, 20_000).unwrap();
+        assert_eq!(expanded, Ok(11_000));
         assert_eq!(out, text);
-        assert_eq!(
-            expand_into(gzip(&text).as_slice(), Vec::new(), 10_000),
-            Err(Unreadable::TooLarge { limit: 10_000 })
+        let too_large = expand_into(gzip(&text).as_slice(), &mut Vec::new(), 10_000).unwrap();
+        assert_eq!(too_large, Err(Unreadable::TooLarge { limit: 10_000 }));
+        let mut full = std::io::Cursor::new([0u8; 100]);
+        assert!(
+            expand_into(gzip(&text).as_slice(), &mut full, 20_000).is_err(),
+            "a full disk is not damaged content"
         );
     }
 

@@ -55,7 +55,8 @@ fn read_by_pieces(
     let mut at = header;
     loop {
         let end = grow(at, &|w, eof| piece_end(dataset, w, eof));
-        let mut part = read(dataset, &with_header(head, &bytes[at..end]))?;
+        let mut part = read(dataset, &with_header(head, &bytes[at..end]))
+            .map_err(|refused| crate::jsonl::shifted(refused, lines - head_lines))?;
         for r in &mut part.rejects {
             r.line = r.line - head_lines + lines;
         }
@@ -91,6 +92,7 @@ fn jsonl_line() -> impl Strategy<Value = String> {
         (1u32..50).prop_map(|i| format!(r#"{{"id": {i}, "note": "a\nb"}}"#)),
         (1u32..50).prop_map(|i| format!(r#"{{"id": "{i}x"}}"#)),
         Just("not json".to_string()),
+        Just(r#"{"id": 3, "undeclared": 1}"#.to_string()),
         Just("  ".to_string()),
     ]
 }

@@ -88,10 +88,11 @@ impl MemoryBudget {
         share.clamp(1 << 10, 32 << 20) as usize
     }
 
-    /// The changes (rows) upserted at a time when a load goes by slices.
-    pub fn slice_rows(&self) -> usize {
+    /// The changes (rows of `row_bytes` each in memory) upserted at a time
+    /// when a load goes by slices.
+    pub fn slice_rows(&self, row_bytes: u64) -> usize {
         let share = self.bytes.map_or(1 << 30, |b| b / 12);
-        (share / 128).clamp(16, 1_000_000) as usize
+        (share / row_bytes.max(1)).clamp(16, 1_000_000) as usize
     }
 
     /// Parses a size: bytes, or a number with `KiB`, `MiB`, `GiB` (or `K`,
@@ -167,15 +168,60 @@ pub(crate) struct SpillDir {
     pub path: PathBuf,
 }
 
+/// How a spill directory's name starts; the process id follows.
+const SPILL_PREFIX: &str = "deltaload-spill-";
+
 impl SpillDir {
-    /// A new directory under `parent`.
+    /// A new directory under `parent`, named after this process and a
+    /// random id (never one another process, or a container with the same
+    /// process id, uses).
     pub fn new(parent: &std::path::Path) -> std::io::Result<Self> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = parent.join(format!("deltaload-spill-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&path)?;
+        std::fs::create_dir_all(parent)?;
+        let name = format!(
+            "{SPILL_PREFIX}{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let path = parent.join(name);
+        std::fs::create_dir(&path)?;
         Ok(Self { path })
+    }
+}
+
+impl MemoryBudget {
+    /// Removes the spill directories under `spill_dir` that processes which
+    /// are gone left behind (killed in the middle of a load); with `all`,
+    /// every one but this process's (a Lambda sandbox runs one process at a
+    /// time). Returns how many were removed.
+    pub fn sweep_spills(&self, all: bool) -> usize {
+        let Ok(entries) = std::fs::read_dir(&self.spill_dir) else {
+            return 0;
+        };
+        let own = std::process::id().to_string();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix(SPILL_PREFIX)
+                .and_then(|r| r.split('-').next())
+            else {
+                continue;
+            };
+            let alive = std::path::Path::new("/proc").join(pid).exists();
+            if pid == own || (!all && alive) {
+                continue;
+            }
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) => {
+                    tracing::warn!(dir = %entry.path().display(), error = %e, "could not remove a stale spill directory")
+                }
+            }
+        }
+        if removed > 0 {
+            tracing::info!(removed, dir = %self.spill_dir.display(), "stale spill directories removed");
+        }
+        removed
     }
 }
 
@@ -209,6 +255,19 @@ mod tests {
         assert!(!budget.fits_whole(30 << 20));
         assert!(MemoryBudget::unlimited().fits_whole(u64::MAX));
         assert_eq!(budget.piece_bytes(), 8 << 20);
+    }
+
+    #[test]
+    fn stale_spill_directories_of_gone_processes_are_swept() {
+        let parent = tempfile::tempdir().unwrap();
+        let budget = MemoryBudget::of(1 << 20, parent.path().to_path_buf());
+        let ours = SpillDir::new(parent.path()).unwrap();
+        let gone = parent.path().join(format!("{SPILL_PREFIX}{}-x", u32::MAX));
+        std::fs::create_dir(&gone).unwrap();
+        let other = parent.path().join("not-ours");
+        std::fs::create_dir(&other).unwrap();
+        assert_eq!(budget.sweep_spills(false), 1);
+        assert!(!gone.exists() && ours.path.exists() && other.exists());
     }
 
     #[test]

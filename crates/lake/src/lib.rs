@@ -79,7 +79,7 @@ pub use location::{lake_url, local_source, LakeRoot};
 pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
-pub use outcome::{LoadOptions, LoadOutcome, Loaded, OnDisk, SourceFile, Unread};
+pub use outcome::{LoadOptions, LoadOutcome, Loaded, OnDisk, SourceFile, Unread, UNREAD};
 pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,

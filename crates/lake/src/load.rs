@@ -142,6 +142,7 @@ impl Lake {
                 in_round.clear();
                 self.retried_round(ds, &candidates, &[i], &mut outcomes, opts)
                     .await?;
+                round_bytes = 0;
                 continue;
             }
             let full = !self.budget.fits_whole(round_bytes + c.content.size);

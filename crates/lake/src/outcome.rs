@@ -21,6 +21,9 @@ pub struct SourceFile {
     pub version_id: Option<String>,
 }
 
+/// How the ledger's content id of a file refused unread starts.
+pub const UNREAD: &str = "unread:";
+
 /// Why a file is refused unread, and its size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unread {
@@ -62,8 +65,8 @@ impl OnDisk {
         limit: u64,
     ) -> std::io::Result<Result<Self, deltaload_core::compression::Unreadable>> {
         let out = Self::copy_in(parent, "expanded")?;
-        let file = std::io::BufWriter::new(std::fs::File::create(&out.path)?);
-        Ok(deltaload_core::compression::expand_into(input, file, limit).map(|_| out))
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&out.path)?);
+        Ok(deltaload_core::compression::expand_into(input, &mut file, limit)?.map(|_| out))
     }
 }
 
@@ -123,8 +126,8 @@ impl SourceFile {
     pub fn content_key(&self, content: &deltaload_core::ContentId) -> String {
         match (&self.refused, &self.etag) {
             (None, _) => content.to_string(),
-            (Some(_), Some(etag)) => format!("unread:etag:{etag}"),
-            (Some(_), None) => format!("unread:size:{}", content.size),
+            (Some(_), Some(etag)) => format!("{UNREAD}etag:{etag}"),
+            (Some(_), None) => format!("{UNREAD}size:{}", content.size),
         }
     }
 

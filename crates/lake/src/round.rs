@@ -105,10 +105,10 @@ impl Lake {
             .collect::<Result<_, _>>()?;
         crate::spill::Merge::new(
             &set.dataset,
-            spilled,
+            (&spilled.schema, &spilled.runs),
             &position,
             loaded_at,
-            self.budget.slice_rows(),
+            self.budget.slice_rows(spilled.row_bytes()),
         )
     }
 

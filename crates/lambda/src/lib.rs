@@ -31,6 +31,8 @@ pub async fn run() -> Result<(), lambda_runtime::Error> {
         .with_current_span(true)
         .init();
     let settings = Settings::from_env()?;
+    // A load killed in this sandbox (timeout, memory) left its spills in /tmp.
+    settings.memory_budget.sweep_spills(true);
     if settings.sources.is_empty() {
         return Err("DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes it names".into());
     }

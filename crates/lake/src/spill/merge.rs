@@ -4,7 +4,6 @@
 //! without a sequence, the latest run. That is the rule of
 //! [`deltaload_core::newest_of`] over the whole file, pieces being in file order.
 
-use super::Spilled;
 use crate::error::LakeError;
 use crate::upsert::Ranks;
 use deltalake::arrow::array::{ArrayRef, Int64Array};
@@ -56,13 +55,13 @@ impl Merge {
     /// their `loaded_at` set to `loaded_at`.
     pub fn new(
         dataset: &Dataset,
-        spilled: &Spilled,
+        (schema, runs): (&SchemaRef, &[std::path::PathBuf]),
         position: &[usize],
         loaded_at: i64,
         slice_rows: usize,
     ) -> Result<Self, LakeError> {
         let label = dataset.name.as_str();
-        let schema = spilled.schema.clone();
+        let schema = schema.clone();
         let key_at: Vec<usize> = dataset.keys.iter().map(|&k| position[k]).collect();
         let rank_at: Vec<usize> = dataset
             .sequence_by
@@ -82,9 +81,9 @@ impl Merge {
             false => Some(Ranks::new(types(&rank_at)).map_err(arrow(label))?),
         };
         let mut merge = Self {
-            cursors: Vec::with_capacity(spilled.runs.len()),
+            cursors: Vec::with_capacity(runs.len()),
             held: Vec::new(),
-            heap: BinaryHeap::with_capacity(spilled.runs.len()),
+            heap: BinaryHeap::with_capacity(runs.len()),
             keys,
             ranks,
             key_at,
@@ -94,7 +93,7 @@ impl Merge {
             slice_rows: slice_rows.max(1),
             given: 0,
         };
-        for (r, path) in spilled.runs.iter().enumerate() {
+        for (r, path) in runs.iter().enumerate() {
             let file = std::fs::File::open(path).map_err(|source| LakeError::ReadSource {
                 path: path.display().to_string(),
                 source,

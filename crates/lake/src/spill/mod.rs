@@ -32,6 +32,8 @@ pub(crate) struct Spilled {
     pub schema: SchemaRef,
     /// Records that parsed.
     pub loaded: u64,
+    /// Rows written to the runs, and their bytes in memory.
+    written: (u64, u64),
     /// Distinct keys, once the runs have been merged.
     pub distinct: std::sync::OnceLock<u64>,
 }
@@ -107,6 +109,7 @@ pub(crate) fn spill(
     let head_lines = pieces::line_ends(dataset, &head);
     let dir = SpillDir::new(&budget.spill_dir).map_err(spill_io)?;
     let (mut runs, mut rejects, mut loaded) = (Vec::new(), Vec::new(), 0u64);
+    let mut written = (0u64, 0u64);
     let (mut at, mut lines) = (head.len() as u64, head_lines);
     let mut schema = None;
     loop {
@@ -121,7 +124,12 @@ pub(crate) fn spill(
         let piece_lines = pieces::line_ends(dataset, &text);
         let mut part = match crate::read_changes(dataset, &pieces::with_header(&head, &text)) {
             Ok(part) => part,
-            Err(refused) => return Ok(Err(refused)),
+            Err(refused) => {
+                return Ok(Err(deltaload_core::jsonl::shifted(
+                    refused,
+                    lines - head_lines,
+                )))
+            }
         };
         drop(text);
         for r in &mut part.rejects {
@@ -146,6 +154,8 @@ pub(crate) fn spill(
                 ),
             })?;
             schema = Some(aligned.changes.schema());
+            written.0 += aligned.changes.num_rows() as u64;
+            written.1 += aligned.changes.get_array_memory_size() as u64;
             runs.push(run);
         }
         tracing::debug!(
@@ -162,14 +172,72 @@ pub(crate) fn spill(
         Some(schema) => schema,
         None => align(table, dataset, &[], 0, label)?.changes.schema(),
     };
+    let runs = narrowed(dataset, &dir, runs, &schema)?;
     let spilled = Spilled {
         _dir: dir,
         runs,
         schema,
         loaded,
+        written,
         distinct: std::sync::OnceLock::new(),
     };
     Ok(Ok((spilled, rejects)))
+}
+
+impl Spilled {
+    /// The bytes in memory of a change of the runs, on average.
+    pub fn row_bytes(&self) -> u64 {
+        self.written.1 / self.written.0.max(1)
+    }
+}
+
+/// Runs merged at once: what the merge holds is a batch of each.
+const FAN_IN: usize = 64;
+
+/// `runs` merged a group of [`FAN_IN`] at a time into fewer runs, in order,
+/// until at most [`FAN_IN`] are left (a file dozens of times the budget).
+fn narrowed(
+    dataset: &Dataset,
+    dir: &SpillDir,
+    mut runs: Vec<PathBuf>,
+    schema: &SchemaRef,
+) -> Result<Vec<PathBuf>, LakeError> {
+    let label = dataset.name.as_str();
+    let position: Vec<usize> = dataset
+        .columns
+        .iter()
+        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
+        .collect::<Result<_, _>>()?;
+    let mut pass = 0;
+    while runs.len() > FAN_IN {
+        pass += 1;
+        let mut fewer = Vec::with_capacity(runs.len().div_ceil(FAN_IN));
+        for (g, group) in runs.chunks(FAN_IN).enumerate() {
+            let mut merge = Merge::new(dataset, (schema, group), &position, 0, RUN_BATCH_ROWS)?;
+            let path = dir.path.join(format!("pass-{pass}-{g}.arrow"));
+            let failed = |e: deltalake::arrow::error::ArrowError| LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!(
+                    "writing merged run {}: {e}; check the spill directory's space",
+                    path.display()
+                ),
+            };
+            let file = std::fs::File::create(&path).map_err(|e| failed(e.into()))?;
+            let mut writer =
+                FileWriter::try_new(std::io::BufWriter::new(file), schema).map_err(failed)?;
+            while let Some(slice) = merge.next_slice(label)? {
+                writer.write(&slice).map_err(failed)?;
+            }
+            writer.finish().map_err(failed)?;
+            for run in group {
+                let _ = std::fs::remove_file(run);
+            }
+            fewer.push(path);
+        }
+        tracing::debug!(pass, runs = fewer.len(), "sorted runs merged");
+        runs = fewer;
+    }
+    Ok(runs)
 }
 
 /// Writes `batch` to a run file at `path`, in batches of [`RUN_BATCH_ROWS`].

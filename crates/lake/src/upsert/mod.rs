@@ -134,7 +134,8 @@ impl Lake {
                 budget = ?self.budget.bytes,
                 "the rewrite does not fit in the memory budget: upserting by slices of keys"
             );
-            let rows = self.budget.slice_rows();
+            let row_bytes = change_bytes / (aligned.changes.num_rows().max(1) as u64);
+            let rows = self.budget.slice_rows(row_bytes);
             let mut slices = InMemory {
                 changes: aligned.changes,
                 at: 0,

@@ -72,6 +72,10 @@ impl Lake {
     ) -> Result<(MergeCounts, Option<u64>, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let label = dataset.name.clone();
+        if dataset.merge_on_read {
+            // As a load in one pass does: the table's protocol is the same.
+            self.enable_deletion_vectors(ds).await?;
+        }
         let table = self.sets[ds].target.clone();
         let url = table.table_url().clone();
         let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
@@ -82,6 +86,7 @@ impl Lake {
             .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(&label)))
             .collect::<Result<_, _>>()?;
         let key = dataset.columns[dataset.keys[0]].name.clone();
+        let expected = schema.fields().len();
         let (all, _) = files::candidates(&table, &key, &KeyBounds::None)
             .await
             .map_err(files::delta_error(&table, &label))?;
@@ -97,6 +102,25 @@ impl Lake {
         let mut span: Option<KeyBounds> = None;
         let (mut given, mut slices_done, mut rewrites) = (0u64, 0u64, 0u64);
         while let Some(changes) = slices.next_slice(&label)? {
+            // The changes were aligned on the table's columns when read; a
+            // column added since (by another writer) would shift them.
+            let names = |f: &deltalake::arrow::datatypes::FieldRef| f.name().clone();
+            let same = changes.num_columns() == expected + 1
+                && changes
+                    .schema()
+                    .fields()
+                    .iter()
+                    .take(expected)
+                    .map(names)
+                    .eq(schema.fields().iter().map(names));
+            if !same {
+                return Err(LakeError::Invariant {
+                    table: label.clone(),
+                    detail: "the table's columns changed while the file was read (another writer \
+                             evolved the schema); run the load again"
+                        .to_string(),
+                });
+            }
             given += changes.num_rows() as u64;
             slices_done += 1;
             let aligned = Aligned {
