@@ -1,4 +1,4 @@
-//! The worked CDC example of the README (examples/cdc: AWS DMS-style CSV with
+//! The worked CDC example of docs/reference.md (examples/cdc: AWS DMS-style CSV with
 //! an `Op` column): deletes counted on the output line, a late older update
 //! of a deleted row kept away, a crash at every step then a rerun equal to a
 //! clean load, and `maintain` expiring tombstones.

@@ -134,7 +134,7 @@ async fn a_small_change_marks_rows_deleted_and_every_reader_agrees() {
         );
     }
     // Python deltalake's pyarrow path refuses the deletionVectors feature
-    // (README, "Merge-on-read"): it never reads deleted rows as live.
+    // (docs/reference.md, "Merge-on-read"): it never reads deleted rows as live.
     assert!(
         text.contains("deltalake.to_pyarrow_table fails: The table has set these reader features: {'deletionVectors'}"),
         "{text}"

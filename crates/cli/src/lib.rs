@@ -21,6 +21,7 @@
 
 mod args;
 mod backfill;
+mod handler_args;
 mod load;
 mod maintain;
 mod memory;

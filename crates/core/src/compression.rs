@@ -9,8 +9,13 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unreadable {
     #[error("gzip content expands beyond the limit of {limit} bytes; raise the object size limit or split the file")]
-    TooLarge { limit: u64 },
+    /// It expands beyond `limit` bytes.
+    TooLarge {
+        /// The most bytes it may expand to.
+        limit: u64,
+    },
     #[error("gzip content is damaged ({0}); upload the file again")]
+    /// It does not decode as gzip (the decoder's words).
     Damaged(String),
 }
 

@@ -10,5 +10,11 @@ pub enum CoreError {
     Header(#[from] HeaderMismatch),
     /// The per-file figures do not balance; a bug, never a data problem.
     #[error("reconciliation of {file} does not balance: {detail}; the file is not recorded as loaded; report this as a bug")]
-    Unbalanced { file: String, detail: String },
+    /// A file's figures do not add up: records read != loaded + rejected.
+    Unbalanced {
+        /// The file's location.
+        file: String,
+        /// Which figures disagree.
+        detail: String,
+    },
 }

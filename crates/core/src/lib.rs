@@ -18,6 +18,8 @@
 //!
 //! Nothing here touches a disk or a network; the `deltaload-lake` crate owns storage.
 
+#![warn(missing_docs)]
+
 pub mod attribution;
 mod chunks;
 pub mod compression;

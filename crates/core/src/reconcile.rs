@@ -6,7 +6,9 @@ use crate::error::CoreError;
 /// What the MERGE did with a file's distinct keys.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MergeCounts {
+    /// Rows inserted (keys new to the table).
     pub inserted: u64,
+    /// Rows updated (the change newer than the row).
     pub updated: u64,
     /// Rows removed by a delete.
     pub deleted: u64,

@@ -10,19 +10,27 @@ use std::fmt;
 /// Why a record was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RejectReason {
+    /// The record has another number of fields than the header.
     FieldCount {
+        /// Fields in the record.
         found: usize,
+        /// Fields the header has.
         expected: usize,
     },
+    /// A field is not valid UTF-8.
     NotUtf8,
     /// A field that does not parse as its column's type.
     Column {
+        /// The column.
         name: String,
+        /// What is wrong with it.
         detail: String,
     },
     /// Null (empty, or a `null_if` text) in a column that may not be null.
     Null {
+        /// The column.
         name: String,
+        /// The field's text (cut when long).
         text: String,
     },
 }

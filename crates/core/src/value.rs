@@ -13,6 +13,7 @@ pub struct Units {
 }
 
 impl Units {
+    /// The decimal of `value` units of the column's scale.
     pub fn new(value: i128) -> Self {
         Self {
             hi: (value >> 64) as i64,
@@ -20,6 +21,7 @@ impl Units {
         }
     }
 
+    /// The units.
     pub fn get(self) -> i128 {
         (i128::from(self.hi) << 64) | i128::from(self.lo)
     }
@@ -34,7 +36,9 @@ impl From<i128> for Units {
 /// One field, typed as its column declares.
 #[derive(Debug, Clone)]
 pub enum Value {
+    /// No value.
     Null,
+    /// A boolean.
     Bool(bool),
     /// `int` and `bigint`.
     Int(i64),
@@ -46,10 +50,12 @@ pub enum Value {
     Date(i32),
     /// Microseconds since the Unix epoch, UTC.
     Timestamp(i64),
+    /// Text.
     Text(String),
 }
 
 impl Value {
+    /// Whether this is [`Value::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
@@ -154,10 +160,12 @@ impl Rows {
         }
     }
 
+    /// How many rows.
     pub fn len(&self) -> usize {
         self.values.len().checked_div(self.width).unwrap_or(0)
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

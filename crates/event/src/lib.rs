@@ -1,17 +1,23 @@
 //! SQS message bodies: S3 event notifications (one or more `Records`), `s3:TestEvent`
 //! messages, and either wrapped in an SNS envelope.
 
+#![warn(missing_docs)]
+
 use serde::Deserialize;
 use serde_json::Value;
 
 /// An object an event announces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRef {
+    /// The bucket.
     pub bucket: String,
     /// The key, decoded (`+` is a space, `%2B` a plus).
     pub key: String,
+    /// Its size in bytes, as the event says.
     pub size: Option<u64>,
+    /// Its ETag, as the event says (without quotes).
     pub etag: Option<String>,
+    /// The version the event announces, in a versioned bucket.
     pub version_id: Option<String>,
 }
 
@@ -20,7 +26,9 @@ pub struct ObjectRef {
 pub enum Body {
     /// Objects created; other event names are left out (and counted in `ignored`).
     Objects {
+        /// The objects announced.
         objects: Vec<ObjectRef>,
+        /// Records of other events, left out.
         ignored: usize,
         /// Reprocess even when the ledger holds the files (set by `backfill --force`).
         force: bool,

@@ -22,8 +22,8 @@ impl Candidate<'_> {
     pub fn entry(&self, status: LedgerStatus, reason: Option<String>) -> LedgerEntry {
         LedgerEntry {
             dataset: self.dataset.to_string(),
-            location: self.key.0.clone(),
-            content_id: self.key.1.clone(),
+            location: self.key.location.clone(),
+            content_id: self.key.content_id.clone(),
             size: self.content.size,
             etag: self.file.etag.clone(),
             version_id: self.file.version_id.clone(),
@@ -83,5 +83,44 @@ pub(crate) fn log_outcome(location: &str, outcome: &LoadOutcome) {
         LoadOutcome::Refused(m) => {
             tracing::warn!(file = %location, reason = %m.problem, "refused")
         }
+    }
+}
+
+/// Where a round looks for a commit it made before a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resume {
+    /// No file of the round was left `loading`: nothing to look for.
+    Fresh,
+    /// A file was left `loading`: its commit, if made, is among the table's
+    /// versions after this one (`None`: after none, from the first).
+    After(Option<u64>),
+}
+
+impl Resume {
+    /// Also a file left `loading` when the table was at `version`: the
+    /// search starts from the earliest.
+    pub fn and_after(self, version: Option<u64>) -> Self {
+        match self {
+            Resume::Fresh => Resume::After(version),
+            Resume::After(from) => Resume::After(from.min(version)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Resume;
+
+    #[test]
+    fn a_round_resumes_after_the_earliest_version_its_files_were_left_at() {
+        assert_eq!(Resume::Fresh.and_after(Some(7)), Resume::After(Some(7)));
+        let both = Resume::Fresh.and_after(Some(7)).and_after(Some(3));
+        assert_eq!(both, Resume::After(Some(3)));
+        let none = Resume::Fresh.and_after(Some(7)).and_after(None);
+        assert_eq!(
+            none,
+            Resume::After(None),
+            "a file left before the first version"
+        );
     }
 }

@@ -81,7 +81,13 @@ pub(crate) struct Seen {
 }
 
 /// A file version: its location and content id.
-pub(crate) type FileKey = (String, String);
+/// A file version's key in the ledger: where it lies and what it holds (its
+/// content id: the SHA-256 of its bytes, or `unread:...` for one refused unread).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FileKey {
+    pub location: String,
+    pub content_id: String,
+}
 
 impl Lake {
     /// The ledger's rows for these file versions, by location and content id.
@@ -92,7 +98,7 @@ impl Lake {
         refresh(&mut self.ledger, &TableName::Ledger).await?;
         let sql = format!(
             "SELECT location, content_id, status, reason, orders_version FROM ledger WHERE {}",
-            sql_in("location", keys.iter().map(|(l, _)| l.as_str()))
+            sql_in("location", keys.iter().map(|k| k.location.as_str()))
         );
         let batches = query(&self.ctx, &self.ledger, &TableName::Ledger, &sql).await?;
         let mut seen = HashMap::new();
@@ -109,11 +115,15 @@ impl Lake {
                 let (Some(location), Some(content)) = (location, content) else {
                     continue;
                 };
-                let key = (location, content);
+                let key = FileKey {
+                    location,
+                    content_id: content,
+                };
                 if !keys.contains(&key) {
                     continue;
                 }
-                let status = LedgerStatus::parse(status.as_deref(), &key.0, &key.1)?;
+                let status =
+                    LedgerStatus::parse(status.as_deref(), &key.location, &key.content_id)?;
                 seen.insert(
                     key,
                     Seen {

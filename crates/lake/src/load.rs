@@ -8,7 +8,7 @@
 //! a file's rejects and figures are those of loading the files one by one.
 
 use crate::batches::ReconciliationRow;
-use crate::candidate::{log_outcome, now_micros, Candidate, Parsed};
+use crate::candidate::{log_outcome, now_micros, Candidate, Parsed, Resume};
 use crate::error::LakeError;
 use crate::intake::Intake;
 use crate::ledger::{FileKey, LedgerStatus, Seen};
@@ -112,7 +112,10 @@ impl Lake {
         let mut candidates: Vec<Candidate> = Vec::with_capacity(files.len());
         for file in files {
             let content = file.content_id()?;
-            let key = (file.location.clone(), file.content_key(&content));
+            let key = FileKey {
+                location: file.location.clone(),
+                content_id: file.content_key(&content),
+            };
             candidates.push(Candidate {
                 dataset: &dataset.name,
                 file,
@@ -146,11 +149,11 @@ impl Lake {
                 continue;
             }
             let full = !self.budget.fits_whole(round_bytes + c.content.size);
-            if !in_round.insert(c.key.0.as_str()) || full {
+            if !in_round.insert(c.key.location.as_str()) || full {
                 self.retried_round(ds, &candidates, &round, &mut outcomes, opts)
                     .await?;
                 round.clear();
-                in_round = HashSet::from([c.key.0.as_str()]);
+                in_round = HashSet::from([c.key.location.as_str()]);
                 round_bytes = 0;
             }
             round.push(i);
@@ -297,7 +300,7 @@ impl Lake {
         // earlier, interrupted attempt's if there was one): a rerun searches the
         // orders history from there for a MERGE this load committed.
         let start = self.sets[ds].target.version();
-        let mut resume_from: Option<Option<u64>> = None;
+        let mut resume = Resume::Fresh;
         for p in &parsed {
             let mut marker = p.candidate.entry(LedgerStatus::Loading, None);
             marker.orders_version = match seen.get(&p.candidate.key) {
@@ -306,8 +309,7 @@ impl Lake {
                     orders_version,
                     ..
                 }) => {
-                    let from = resume_from.map_or(*orders_version, |f| f.min(*orders_version));
-                    resume_from = Some(from);
+                    resume = resume.and_after(*orders_version);
                     *orders_version
                 }
                 _ => start,
@@ -320,16 +322,16 @@ impl Lake {
         let rejects: Vec<FileRejects> = parsed
             .iter()
             .map(|p| FileRejects {
-                location: &p.candidate.key.0,
-                content_id: &p.candidate.key.1,
+                location: &p.candidate.key.location,
+                content_id: &p.candidate.key.content_id,
                 rejects: &p.file.rejects,
             })
             .collect();
         let rejected_version = self.replace_rejects(ds, &rejects, loaded_at).await?;
         step!(opts, started, AfterRejected, "after-rejected");
 
-        let (counts, recovered) = self
-            .merge_round(ds, &parsed, resume_from, loaded_at, opts)
+        let merged = self
+            .merge_round(ds, &parsed, resume, loaded_at, opts)
             .await?;
         step!(opts, started, AfterOrders, "after-orders");
         let loaded_rows: Vec<&[Value]> = parsed.iter().flat_map(|p| p.rows()).collect();
@@ -338,14 +340,14 @@ impl Lake {
         }
         let orders_version = self.sets[ds].target.version();
         let mut rows = Vec::with_capacity(parsed.len());
-        for (p, counts) in parsed.iter().zip(&counts) {
-            let (location, content_id) = (&p.candidate.key.0, &p.candidate.key.1);
+        for (p, merged) in parsed.iter().zip(&merged) {
+            let (location, content_id) = (&p.candidate.key.location, &p.candidate.key.content_id);
             let figures = Reconciliation::build(
                 location,
                 p.loaded,
                 p.file.rejects.len() as u64,
                 p.distinct(),
-                *counts,
+                merged.counts,
             )?;
             rows.push(ReconciliationRow {
                 dataset: &dataset.name,
@@ -366,11 +368,11 @@ impl Lake {
         }
         self.record(&ledger_rows).await?;
         step!(opts, started, AfterLedger, "after-ledger");
-        for ((p, row), recovered) in parsed.iter().zip(&rows).zip(recovered) {
+        for ((p, row), merged) in parsed.iter().zip(&rows).zip(&merged) {
             outcomes[p.slot] = Some(LoadOutcome::Loaded(Loaded {
                 figures: row.figures,
                 orders_version,
-                recovered,
+                recovered: merged.recovered,
             }));
         }
         Ok(())

@@ -203,10 +203,10 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let key = (
-            f1.location.clone(),
-            deltaload_core::ContentId::of(&f1.bytes).to_string(),
-        );
+        let key = crate::ledger::FileKey {
+            location: f1.location.clone(),
+            content_id: deltaload_core::ContentId::of(&f1.bytes).to_string(),
+        };
         let found = first
             .find_merge_commits(0, Some(0), std::slice::from_ref(&key))
             .await

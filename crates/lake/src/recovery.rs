@@ -61,7 +61,10 @@ impl Lake {
                 else {
                     continue;
                 };
-                let key = (location, content_id);
+                let key = FileKey {
+                    location,
+                    content_id,
+                };
                 if found.contains_key(&key) || !keys.contains(&key) {
                     continue;
                 }

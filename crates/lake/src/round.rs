@@ -6,6 +6,7 @@
 //! ones removed after it.
 
 use crate::candidate::Parsed;
+use crate::candidate::Resume;
 use crate::error::LakeError;
 use crate::ledger::FileKey;
 use crate::merge::MergedFile;
@@ -13,21 +14,29 @@ use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use std::collections::HashMap;
 
+/// What the MERGE of a round did for one of its files.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Merged {
+    pub counts: MergeCounts,
+    /// Recovered from the commit of an earlier, interrupted load.
+    pub recovered: bool,
+}
+
 impl Lake {
     /// MERGEs the files of a round in one commit. Returns each file's counts, and
     /// whether they were recovered from the commit of an earlier, interrupted load
-    /// (searched for in the table's versions after `resume_from`, when given).
+    /// (searched for in the table's versions `resume` names).
     pub(crate) async fn merge_round(
         &mut self,
         ds: usize,
         parsed: &[Parsed<'_>],
-        resume_from: Option<Option<u64>>,
+        resume: Resume,
         loaded_at: i64,
         opts: LoadOptions,
-    ) -> Result<(Vec<MergeCounts>, Vec<bool>), LakeError> {
-        let recovered = match resume_from {
-            None => HashMap::new(),
-            Some(from) => {
+    ) -> Result<Vec<Merged>, LakeError> {
+        let recovered = match resume {
+            Resume::Fresh => HashMap::new(),
+            Resume::After(from) => {
                 let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
                 self.find_merge_commits(ds, from, &keys).await?
             }
@@ -47,7 +56,7 @@ impl Lake {
             }
             [only] if dataset.delete_when.is_none() => {
                 // One file: the MERGE's own metrics are its counts.
-                let location = parsed[*only].candidate.key.0.as_str();
+                let location = parsed[*only].candidate.key.location.as_str();
                 let rows: Vec<(&[Value], &str)> =
                     parsed[*only].rows().map(|c| (c, location)).collect();
                 let files = [merged(parsed, *only, None)];
@@ -80,8 +89,14 @@ impl Lake {
                 let _ = spilled.distinct.set(merge.given);
             }
         }
-        let counts = counts.into_iter().map(Option::unwrap_or_default).collect();
-        Ok((counts, was_recovered))
+        Ok(counts
+            .into_iter()
+            .zip(was_recovered)
+            .map(|(counts, recovered)| Merged {
+                counts: counts.unwrap_or_default(),
+                recovered,
+            })
+            .collect())
     }
 
     /// The merge of a spilled file's runs, in slices the budget allows.
@@ -124,8 +139,8 @@ impl Lake {
         };
         let mut merge = self.merge_of(ds, spilled, loaded_at)?;
         let files = [MergedFile {
-            location: &p.candidate.key.0,
-            content_id: &p.candidate.key.1,
+            location: &p.candidate.key.location,
+            content_id: &p.candidate.key.content_id,
             counts: None,
         }];
         let (counts, _, given) = self.upsert_sliced(ds, &mut merge, &files).await?;
@@ -159,7 +174,7 @@ impl Lake {
             .map(|&i| parsed[i].rows().collect())
             .collect();
         let plan = attribute(&dataset, &current, &dead, &lists);
-        let location = |k: usize| parsed[replayed[k]].candidate.key.0.as_str();
+        let location = |k: usize| parsed[replayed[k]].candidate.key.location.as_str();
         let files: Vec<MergedFile> = replayed
             .iter()
             .zip(&plan.per_file)
@@ -215,8 +230,8 @@ impl Lake {
 /// How a MERGE commit names file `i` of the round.
 fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -> MergedFile<'a> {
     MergedFile {
-        location: &parsed[i].candidate.key.0,
-        content_id: &parsed[i].candidate.key.1,
+        location: &parsed[i].candidate.key.location,
+        content_id: &parsed[i].candidate.key.content_id,
         counts,
     }
 }

@@ -3,6 +3,7 @@
 
 mod check;
 mod feed;
+mod formats;
 mod parse;
 
 use crate::value::Value;
@@ -11,6 +12,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMode};
 pub use parse::SpecError;
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
@@ -26,13 +28,26 @@ pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
+    /// Text.
     String,
+    /// `true` or `false`.
     Boolean,
+    /// A 32-bit integer.
     Int,
+    /// A 64-bit integer.
     Bigint,
+    /// A 64-bit float.
     Double,
-    Decimal { precision: u8, scale: u8 },
+    /// An exact decimal of `precision` digits, `scale` of them after the point.
+    Decimal {
+        /// Digits in all.
+        precision: u8,
+        /// Digits after the point.
+        scale: u8,
+    },
+    /// A calendar date.
     Date,
+    /// An instant, in microseconds (UTC).
     Timestamp,
 }
 
@@ -56,6 +71,7 @@ impl fmt::Display for ColumnType {
 pub struct Column {
     /// The header's name and the table's, verbatim.
     pub name: String,
+    /// Its type.
     pub ty: ColumnType,
     /// False for keys, sequence columns and `nullable = false`.
     pub nullable: bool,
@@ -65,107 +81,6 @@ pub struct Column {
     pub timezone: Option<Tz>,
 }
 
-/// How a file's first row is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeaderMode {
-    /// The declared names, in order.
-    Exact,
-    /// The declared names, in any order.
-    ByName,
-    /// No header row: fields by position.
-    None,
-}
-
-/// A file's character encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    Utf8,
-    /// Either byte order, told by the byte-order mark.
-    Utf16,
-    Windows1252,
-    Iso88591,
-}
-
-impl Encoding {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Utf8 => "utf-8",
-            Self::Utf16 => "utf-16",
-            Self::Windows1252 => "windows-1252",
-            Self::Iso88591 => "iso-8859-1",
-        }
-    }
-}
-
-/// How a dataset's files are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
-    /// RFC 4180 text, read by the dataset's `[csv]` options.
-    #[default]
-    Csv,
-    /// One JSON object per line, fields by column name.
-    Jsonl,
-    /// Apache Parquet, columns by name.
-    Parquet,
-}
-
-impl Format {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Csv => "csv",
-            Self::Jsonl => "jsonl",
-            Self::Parquet => "parquet",
-        }
-    }
-}
-
-/// What a JSON Lines or Parquet file's fields that the spec does not declare do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExtraFields {
-    /// The file is refused, naming them.
-    #[default]
-    Refuse,
-    /// They are dropped.
-    Ignore,
-}
-
-/// Which changes are deletes: those whose `column` holds one of `values`.
-/// The column is read from each file, never stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeleteWhen {
-    pub column: String,
-    /// Compared with the field's text exactly (a JSON string, number or boolean as written).
-    pub values: Vec<String>,
-}
-
-impl DeleteWhen {
-    /// Whether a field's text marks a delete.
-    pub fn matches(&self, text: &str) -> bool {
-        self.values.iter().any(|v| v == text)
-    }
-}
-
-/// How a CSV file of the dataset is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CsvFormat {
-    pub field_delimiter: u8,
-    pub header: HeaderMode,
-    /// Field texts read as null.
-    pub null_if: Vec<String>,
-    pub encoding: Encoding,
-}
-
-impl Default for CsvFormat {
-    fn default() -> Self {
-        Self {
-            field_delimiter: b',',
-            header: HeaderMode::Exact,
-            null_if: vec![String::new()],
-            encoding: Encoding::Utf8,
-        }
-    }
-}
-
 /// A dataset: its columns, its key, how a newer change is told, and where its files land.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
@@ -173,24 +88,30 @@ pub struct Dataset {
     pub name: String,
     /// `s3://bucket/prefix` whose objects load into this dataset.
     pub source: Option<String>,
+    /// The columns, in declared order.
     pub columns: Vec<Column>,
     /// Indexes into `columns`.
     pub keys: Vec<usize>,
+    /// The columns that tell a newer change (indexes into `columns`); empty: the later record wins.
     pub sequence_by: Vec<usize>,
     /// Compared in order when two changes of a key have equal sequences.
     pub tie_break: Vec<usize>,
     /// The columns an update of a matched row sets (sequence columns included).
     pub update: Vec<usize>,
+    /// The table's partition columns (indexes into `columns`).
     pub partition_by: Vec<usize>,
+    /// How the files are written.
     pub format: Format,
     /// Deletes in the feed; a parsed row then carries one more value after the
     /// columns: `Value::Bool(true)` for a delete (see [`Dataset::is_delete`]).
     pub delete_when: Option<DeleteWhen>,
+    /// What a field the spec does not declare does.
     pub extra_fields: ExtraFields,
     /// A changed row of a data file no load otherwise rewrites is marked
     /// deleted (a deletion vector) and its new version appended, instead of
     /// the file being rewritten: a load costs what it changes.
     pub merge_on_read: bool,
+    /// The CSV dialect and encoding.
     pub csv: CsvFormat,
 }
 
@@ -332,6 +253,7 @@ impl Dataset {
 /// Every dataset a deployment loads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
+    /// The datasets, in declared order.
     pub datasets: Vec<Arc<Dataset>>,
     /// Datasets of the spec file this command leaves alone (`--dataset`):
     /// they still take the objects under their sources.

@@ -1,0 +1,78 @@
+//! The arguments of the event-driven commands: `serve`, `replay`, `redrive`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// What the handler needs, for `serve` and `replay`.
+#[derive(Debug, Args)]
+pub struct HandlerArgs {
+    /// Lake root: a directory or a URI such as s3://bucket/lake.
+    #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+    pub lake: String,
+    /// Allowed s3://BUCKET[/PREFIX] (repeat, or comma-separated); any bucket when absent.
+    #[arg(long = "source", env = "DELTALOAD_SOURCES", value_delimiter = ',')]
+    pub sources: Vec<String>,
+    /// Largest object read, in bytes; larger ones are refused.
+    #[arg(long, env = "DELTALOAD_MAX_OBJECT_BYTES", default_value_t = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES)]
+    pub max_object_bytes: u64,
+    /// Also print each batch's figures on stdout as CloudWatch EMF, in this namespace.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub metrics_namespace: Option<String>,
+    /// The engine writing the datasets' tables: keyed (deltaload's keyed upsert)
+    /// or merge (delta-rs's MERGE).
+    #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
+    pub engine: deltaload_lake::Engine,
+    #[command(flatten)]
+    pub memory: crate::memory::MemoryArgs,
+}
+
+/// An engine named on the command line.
+pub(crate) fn engine(text: &str) -> Result<deltaload_lake::Engine, String> {
+    deltaload_lake::Engine::parse(text)
+        .ok_or_else(|| format!("{text:?} is not an engine: use keyed or merge"))
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The queue URL.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    #[command(flatten)]
+    pub handler: HandlerArgs,
+    /// Most messages loaded together (1 to 10,000), received 10 at a time; their
+    /// files share one commit per table and are held in memory together.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    pub batch_size: u16,
+    /// Longest wait, in seconds, to fill a batch once its first message is in
+    /// (0 to 300); 0 takes what the queue holds at once.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=300))]
+    pub batching_window: u16,
+    /// Long-poll wait for a batch's first message, in seconds (0 to 20).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i32).range(0..=20))]
+    pub wait: i32,
+    /// Exit when a receive waits --wait seconds and gets nothing, after a summary line.
+    #[arg(long)]
+    pub once: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A JSON file (an SqsEvent, a ReceiveMessage response or one message), or a
+    /// directory of them (*.json, in name order).
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub handler: HandlerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RedriveArgs {
+    /// The dead-letter queue URL.
+    #[arg(long)]
+    pub dlq: String,
+    /// The queue to send the messages back to.
+    #[arg(long, env = "DELTALOAD_QUEUE")]
+    pub queue: String,
+    /// Move at most this many messages.
+    #[arg(long)]
+    pub max: Option<u64>,
+}
