@@ -58,11 +58,11 @@ async fn one_batch_of_events_routes_each_object_to_its_dataset() {
     assert_eq!(report.failures, Vec::<String>::new());
     assert_eq!(
         (
-            report.loaded,
-            report.refused,
-            report.records,
-            report.rejected,
-            report.inserted
+            report.totals.loaded,
+            report.totals.refused,
+            report.totals.records,
+            report.totals.rejected,
+            report.totals.inserted
         ),
         (3, 1, 11, 2, 8),
         "{report:?}"
@@ -135,7 +135,11 @@ async fn one_batch_of_events_routes_each_object_to_its_dataset() {
     // The same events again (a redelivery): nothing changes.
     let again = handler.handle(&messages).await;
     assert_eq!(
-        (again.loaded, again.skipped, again.refused),
+        (
+            again.totals.loaded,
+            again.totals.skipped,
+            again.totals.refused
+        ),
         (0, 3, 1),
         "{again:?}"
     );

@@ -105,7 +105,12 @@ async fn a_batch_of_csv_jsonl_and_parquet_objects_loads_deletes_that_stay_delete
     let report = handler.handle(&messages).await;
     assert_eq!(report.failures, Vec::<String>::new());
     assert_eq!(
-        (report.loaded, report.inserted, report.deleted, report.stale),
+        (
+            report.totals.loaded,
+            report.totals.inserted,
+            report.totals.deleted,
+            report.totals.stale
+        ),
         (2, 0, 2, 2),
         "{report:?}"
     );

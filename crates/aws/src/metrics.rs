@@ -13,26 +13,9 @@ pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Ve
         .collect()
 }
 
-/// The metric names, their units and their values in a dataset's figures.
-fn figures(r: &DatasetFigures) -> [(&'static str, &'static str, u64); 11] {
-    [
-        ("FilesLoaded", "Count", r.loaded as u64),
-        ("FilesSkipped", "Count", r.skipped as u64),
-        ("FilesRefused", "Count", r.refused as u64),
-        ("RecordsRead", "Count", r.records),
-        ("RecordsRejected", "Count", r.rejected),
-        ("RowsInserted", "Count", r.inserted),
-        ("RowsUpdated", "Count", r.updated),
-        ("RowsStale", "Count", r.stale),
-        ("RowsDeleted", "Count", r.deleted),
-        ("LoadLatency", "Milliseconds", r.load_ms),
-        ("CommitRetries", "Count", r.retries as u64),
-    ]
-}
-
 /// The EMF document of a dataset's figures in a batch, as one line of JSON.
 pub fn emf(namespace: &str, table: &str, report: &DatasetFigures, timestamp_ms: i64) -> String {
-    let figures = figures(report);
+    let figures = report.metrics();
     let definitions: Vec<Value> = figures
         .iter()
         .map(|(name, unit, _)| json!({"Name": name, "Unit": unit}))

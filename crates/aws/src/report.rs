@@ -9,60 +9,69 @@ use std::collections::BTreeMap;
 pub struct BatchReport {
     /// Ids of the messages to deliver again.
     pub failures: Vec<String>,
+    /// Messages handled.
     pub messages: usize,
-    pub loaded: usize,
-    pub skipped: usize,
-    pub refused: usize,
+    /// Objects announced that no longer exist (acknowledged).
     pub missing: usize,
+    /// Records of other events than object-created (acknowledged).
     pub ignored: usize,
-    /// Figures of the files loaded (not of those skipped or refused).
-    pub records: u64,
-    pub rejected: u64,
-    pub duplicates: u64,
-    pub inserted: u64,
-    pub updated: u64,
-    pub stale: u64,
-    pub deleted: u64,
-    /// Load rounds run again after a commit conflict with another writer.
-    pub retries: usize,
-    /// Time spent loading, in milliseconds.
-    pub load_ms: u64,
+    /// The figures of the whole batch: the sum of `by_dataset`'s.
+    pub totals: DatasetFigures,
     /// The figures per dataset, for the metrics.
     pub by_dataset: BTreeMap<String, DatasetFigures>,
 }
 
-/// One dataset's figures in a batch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DatasetFigures {
-    pub loaded: usize,
-    pub skipped: usize,
-    pub refused: usize,
-    pub records: u64,
-    pub rejected: u64,
-    pub duplicates: u64,
-    pub inserted: u64,
-    pub updated: u64,
-    pub stale: u64,
-    pub deleted: u64,
-    pub retries: usize,
-    pub load_ms: u64,
+/// Declares [`DatasetFigures`] from its figures, each once: its field, and
+/// its metric's name and unit when it is published. A new figure is one line.
+macro_rules! figures {
+    ($( $(#[$doc:meta])* $field:ident: $ty:ty $(=> $metric:literal $unit:literal)?, )*) => {
+        /// One dataset's figures in a batch (of the files loaded: records and
+        /// rows; of every file: loaded, skipped, refused).
+        #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        pub struct DatasetFigures {
+            $( $(#[$doc])* pub $field: $ty, )*
+        }
+
+        impl DatasetFigures {
+            /// Adds another's figures to these.
+            pub fn absorb(&mut self, other: &DatasetFigures) {
+                $( self.$field += other.$field; )*
+            }
+
+            /// The published figures: metric name, unit and value, in order.
+            #[allow(clippy::unnecessary_cast)]
+            pub fn metrics(&self) -> Vec<(&'static str, &'static str, u64)> {
+                vec![$( $( ($metric, $unit, self.$field as u64), )? )*]
+            }
+        }
+    };
 }
 
-impl DatasetFigures {
-    fn absorb(&mut self, o: &DatasetFigures) {
-        self.loaded += o.loaded;
-        self.skipped += o.skipped;
-        self.refused += o.refused;
-        self.records += o.records;
-        self.rejected += o.rejected;
-        self.duplicates += o.duplicates;
-        self.inserted += o.inserted;
-        self.updated += o.updated;
-        self.stale += o.stale;
-        self.deleted += o.deleted;
-        self.retries += o.retries;
-        self.load_ms += o.load_ms;
-    }
+figures! {
+    /// Files loaded.
+    loaded: usize => "FilesLoaded" "Count",
+    /// Files the ledger had loaded already.
+    skipped: usize => "FilesSkipped" "Count",
+    /// Files refused (contract, size, budget), read or unread.
+    refused: usize => "FilesRefused" "Count",
+    /// Records read.
+    records: u64 => "RecordsRead" "Count",
+    /// Records rejected.
+    rejected: u64 => "RecordsRejected" "Count",
+    /// Records that were not their key's newest change in the file.
+    duplicates: u64,
+    /// Rows inserted.
+    inserted: u64 => "RowsInserted" "Count",
+    /// Rows updated.
+    updated: u64 => "RowsUpdated" "Count",
+    /// Changes no newer than their row.
+    stale: u64 => "RowsStale" "Count",
+    /// Rows deleted.
+    deleted: u64 => "RowsDeleted" "Count",
+    /// Time spent loading, in milliseconds.
+    load_ms: u64 => "LoadLatency" "Milliseconds",
+    /// Load rounds run again after a commit conflict with another writer.
+    retries: usize => "CommitRetries" "Count",
 }
 
 /// The metrics dimension of objects refused before they reached a dataset,
@@ -74,7 +83,8 @@ impl BatchReport {
     /// of the files loaded (records = rejected + duplicates + inserted + updated
     /// + stale, + deleted when a file deleted rows).
     pub fn summary(&self) -> String {
-        let deleted = match self.deleted {
+        let t = &self.totals;
+        let deleted = match t.deleted {
             0 => String::new(),
             n => format!(", {n} deleted"),
         };
@@ -82,17 +92,17 @@ impl BatchReport {
             "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
              {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale{}",
             self.messages,
-            self.loaded,
-            self.skipped,
-            self.refused,
+            t.loaded,
+            t.skipped,
+            t.refused,
             self.missing,
             self.failures.len(),
-            self.records,
-            self.rejected,
-            self.duplicates,
-            self.inserted,
-            self.updated,
-            self.stale,
+            t.records,
+            t.rejected,
+            t.duplicates,
+            t.inserted,
+            t.updated,
+            t.stale,
             deleted
         )
     }
@@ -101,20 +111,9 @@ impl BatchReport {
     pub fn absorb(&mut self, other: BatchReport) {
         self.failures.extend(other.failures);
         self.messages += other.messages;
-        self.loaded += other.loaded;
-        self.skipped += other.skipped;
-        self.refused += other.refused;
         self.missing += other.missing;
         self.ignored += other.ignored;
-        self.records += other.records;
-        self.rejected += other.rejected;
-        self.duplicates += other.duplicates;
-        self.inserted += other.inserted;
-        self.updated += other.updated;
-        self.stale += other.stale;
-        self.deleted += other.deleted;
-        self.retries += other.retries;
-        self.load_ms += other.load_ms;
+        self.totals.absorb(&other.totals);
         for (name, figures) in &other.by_dataset {
             self.by_dataset
                 .entry(name.clone())
@@ -125,18 +124,7 @@ impl BatchReport {
 
     /// Adds one dataset's figures to the batch's totals and to that dataset's.
     pub(crate) fn add(&mut self, dataset: &str, d: &DatasetFigures) {
-        self.loaded += d.loaded;
-        self.skipped += d.skipped;
-        self.refused += d.refused;
-        self.records += d.records;
-        self.rejected += d.rejected;
-        self.duplicates += d.duplicates;
-        self.inserted += d.inserted;
-        self.updated += d.updated;
-        self.stale += d.stale;
-        self.deleted += d.deleted;
-        self.retries += d.retries;
-        self.load_ms += d.load_ms;
+        self.totals.absorb(d);
         self.by_dataset
             .entry(dataset.to_string())
             .or_default()
@@ -171,4 +159,47 @@ pub(crate) fn tally(report: &mut BatchReport, dataset: &str, outcomes: &[LoadOut
         }
     }
     report.add(dataset, &d);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dataset_s_figures_reach_the_totals_and_the_metrics_in_order() {
+        let d = DatasetFigures {
+            loaded: 2,
+            refused: 1,
+            records: 10,
+            rejected: 3,
+            duplicates: 1,
+            inserted: 4,
+            stale: 2,
+            load_ms: 7,
+            ..DatasetFigures::default()
+        };
+        let mut report = BatchReport::default();
+        report.add("orders", &d);
+        report.add("orders", &d);
+        assert_eq!(report.totals.records, 20);
+        assert_eq!(report.by_dataset["orders"], report.totals);
+        let names: Vec<&str> = d.metrics().iter().map(|m| m.0).collect();
+        assert_eq!(
+            names,
+            [
+                "FilesLoaded",
+                "FilesSkipped",
+                "FilesRefused",
+                "RecordsRead",
+                "RecordsRejected",
+                "RowsInserted",
+                "RowsUpdated",
+                "RowsStale",
+                "RowsDeleted",
+                "LoadLatency",
+                "CommitRetries"
+            ]
+        );
+        assert_eq!(d.metrics()[9], ("LoadLatency", "Milliseconds", 7));
+    }
 }
