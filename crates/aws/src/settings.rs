@@ -127,11 +127,24 @@ pub fn machine_memory() -> Option<u64> {
 pub const DEFAULT_METRICS_NAMESPACE: &str = "deltaload";
 
 impl Settings {
-    /// Reads `DELTALOAD_LAKE`, `DELTALOAD_SOURCES` (comma-separated),
-    /// `DELTALOAD_MAX_OBJECT_BYTES`, `DELTALOAD_METRICS_NAMESPACE` (default
-    /// `deltaload`), `DELTALOAD_SPEC` and the AWS endpoint from the environment.
+    /// The Lambda's settings, from the process environment: see
+    /// [`Settings::from_vars`].
     pub fn from_env() -> Result<Self, AwsError> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Self::from_vars(|name| std::env::var(name).ok(), machine_memory())
+    }
+
+    /// The Lambda's settings from `vars` (a variable's value by name; empty
+    /// counts as unset) and the machine's memory: `DELTALOAD_LAKE` and
+    /// `DELTALOAD_SOURCES` (comma-separated) are required; `DELTALOAD_MAX_OBJECT_BYTES`,
+    /// `DELTALOAD_METRICS_NAMESPACE` (default `deltaload`),
+    /// `DELTALOAD_DEADLINE_MARGIN_SECONDS`, `DELTALOAD_SPEC`, `DELTALOAD_ENGINE`,
+    /// the memory budget's variables ([`memory_budget`]) and the AWS endpoint
+    /// (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) are read when set.
+    pub fn from_vars(
+        vars: impl Fn(&str) -> Option<String>,
+        machine_bytes: Option<u64>,
+    ) -> Result<Self, AwsError> {
+        let var = |name: &str| vars(name).filter(|v| !v.is_empty());
         let lake = var("DELTALOAD_LAKE").ok_or_else(|| {
             AwsError::Config(
                 "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
@@ -140,6 +153,14 @@ impl Settings {
         let sources: Vec<String> = var("DELTALOAD_SOURCES")
             .map(|s| s.split(',').map(str::to_string).collect())
             .unwrap_or_default();
+        let sources = Sources::parse(&sources)?;
+        if sources.is_empty() {
+            return Err(AwsError::Config(
+                "DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes \
+                 it names (s3://BUCKET[/PREFIX], comma-separated)"
+                    .into(),
+            ));
+        }
         let max_object_bytes = match var("DELTALOAD_MAX_OBJECT_BYTES") {
             Some(v) => v.parse().map_err(|_| {
                 AwsError::Config(format!(
@@ -150,9 +171,9 @@ impl Settings {
         };
         Ok(Self {
             lake,
-            sources: Sources::parse(&sources)?,
+            sources,
             max_object_bytes,
-            endpoint_url: endpoint_from_env(),
+            endpoint_url: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
             metrics_namespace: Some(
                 var("DELTALOAD_METRICS_NAMESPACE")
                     .unwrap_or_else(|| DEFAULT_METRICS_NAMESPACE.to_string()),
@@ -173,7 +194,7 @@ impl Settings {
                     var("DELTALOAD_SPILL_SPACE").as_deref(),
                 ),
                 var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").as_deref(),
-                machine_memory(),
+                machine_bytes,
             )?,
             engine: match var("DELTALOAD_ENGINE") {
                 Some(v) => deltaload_lake::Engine::parse(&v).ok_or_else(|| {
@@ -248,6 +269,52 @@ pub fn lake_root(lake: &str, endpoint_url: Option<&str>) -> Result<LakeRoot, Aws
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<Settings, AwsError> {
+        let vars: std::collections::HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::from_vars(|name| vars.get(name).cloned(), Some(8 << 30))
+    }
+
+    #[test]
+    fn the_lambda_settings_need_the_lake_and_the_sources_and_default_the_rest() {
+        let lake = ("DELTALOAD_LAKE", "s3://lake/l");
+        let sources = ("DELTALOAD_SOURCES", "s3://landing/in/");
+        let needs = |pairs: &[(&str, &str)], name: &str| match settings(pairs) {
+            Err(e) => assert!(e.to_string().contains(name), "{e}"),
+            Ok(s) => panic!("settings without {name}: {s:?}"),
+        };
+        needs(&[sources], "DELTALOAD_LAKE");
+        needs(&[lake], "DELTALOAD_SOURCES");
+        needs(&[lake, ("DELTALOAD_SOURCES", "")], "DELTALOAD_SOURCES");
+        let s = settings(&[lake, sources, ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1024")]).unwrap();
+        assert_eq!(s.max_object_bytes, DEFAULT_MAX_OBJECT_BYTES);
+        assert_eq!(
+            s.metrics_namespace.as_deref(),
+            Some(DEFAULT_METRICS_NAMESPACE)
+        );
+        assert_eq!(s.deadline_margin, crate::handler::DEFAULT_DEADLINE_MARGIN);
+        assert_eq!(s.engine, deltaload_lake::Engine::Keyed);
+        assert_eq!(s.memory_budget.bytes, Some(768 << 20));
+        assert_eq!(s.endpoint_url, None);
+        let s = settings(&[lake, sources, ("AWS_ENDPOINT_URL", "http://localhost:4566")]).unwrap();
+        assert_eq!(s.endpoint_url.as_deref(), Some("http://localhost:4566"));
+        assert_eq!(s.memory_budget.bytes, Some(4 << 30), "half the machine");
+        needs(
+            &[lake, sources, ("DELTALOAD_MAX_OBJECT_BYTES", "1 GB")],
+            "DELTALOAD_MAX_OBJECT_BYTES",
+        );
+        needs(
+            &[lake, sources, ("DELTALOAD_ENGINE", "spark")],
+            "DELTALOAD_ENGINE",
+        );
+        needs(
+            &[lake, sources, ("DELTALOAD_MEMORY_BUDGET", "lots")],
+            "DELTALOAD_MEMORY_BUDGET",
+        );
+    }
 
     #[test]
     fn the_budget_is_the_given_one_else_a_share_of_the_function_or_the_machine() {

@@ -33,9 +33,6 @@ pub async fn run() -> Result<(), lambda_runtime::Error> {
     let settings = Settings::from_env()?;
     // A load killed in this sandbox (timeout, memory) left its spills in /tmp.
     settings.memory_budget.sweep_spills(true);
-    if settings.sources.is_empty() {
-        return Err("DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes it names".into());
-    }
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let spec = deltaload_aws::spec::read_spec(settings.spec.as_deref()).await?;
     // The tables' logs are read while the runtime fetches the first event.
