@@ -12,14 +12,20 @@ pub struct S3Prefix {
 }
 
 impl S3Prefix {
+    /// Parses `s3://BUCKET[/PREFIX]`.
     pub fn parse(uri: &str) -> Result<Self, AwsError> {
+        Self::parse_named(uri, "")
+    }
+
+    /// [`S3Prefix::parse`], its errors naming the URI after `what` (e.g. `source `).
+    pub fn parse_named(uri: &str, what: &str) -> Result<Self, AwsError> {
         let uri = uri.trim();
-        let rest = uri
-            .strip_prefix("s3://")
-            .ok_or_else(|| AwsError::Config(format!("{uri:?} is not s3://BUCKET[/PREFIX]")))?;
+        let rest = uri.strip_prefix("s3://").ok_or_else(|| {
+            AwsError::Config(format!("{what}{uri:?} is not s3://BUCKET[/PREFIX]"))
+        })?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
-            return Err(AwsError::Config(format!("{uri:?} names no bucket")));
+            return Err(AwsError::Config(format!("{what}{uri:?} names no bucket")));
         }
         Ok(Self {
             bucket: bucket.to_string(),

@@ -1,6 +1,7 @@
 //! Configuration, read once: the lake, the allowed sources and the limits.
 
 use crate::error::AwsError;
+use crate::listing::S3Prefix;
 use deltaload_lake::{lake_url, LakeRoot};
 
 /// Default largest object read, in bytes (1 GiB).
@@ -8,29 +9,18 @@ pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1 << 30;
 
 /// Buckets and prefixes objects may be read from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Sources(Vec<(String, String)>);
+pub struct Sources(Vec<S3Prefix>);
 
 impl Sources {
-    /// Parses `s3://BUCKET[/PREFIX]` entries.
+    /// Parses `s3://BUCKET[/PREFIX]` entries (empty ones are left out).
     pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<Self, AwsError> {
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.as_ref().trim();
-            if entry.is_empty() {
-                continue;
-            }
-            let rest = entry.strip_prefix("s3://").ok_or_else(|| {
-                AwsError::Config(format!("source {entry:?} is not s3://BUCKET[/PREFIX]"))
-            })?;
-            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-            if bucket.is_empty() {
-                return Err(AwsError::Config(format!(
-                    "source {entry:?} names no bucket"
-                )));
-            }
-            out.push((bucket.to_string(), prefix.to_string()));
-        }
-        Ok(Self(out))
+        entries
+            .iter()
+            .map(|e| e.as_ref().trim())
+            .filter(|e| !e.is_empty())
+            .map(|e| S3Prefix::parse_named(e, "source "))
+            .collect::<Result<_, _>>()
+            .map(Self)
     }
 
     /// No restriction configured.
@@ -44,7 +34,7 @@ impl Sources {
             || self
                 .0
                 .iter()
-                .any(|(b, p)| b == bucket && key.starts_with(p.as_str()))
+                .any(|s| s.bucket == bucket && key.starts_with(s.prefix.as_str()))
     }
 }
 
@@ -276,6 +266,22 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Settings::from_vars(|name| vars.get(name).cloned(), Some(8 << 30))
+    }
+
+    #[test]
+    fn sources_are_s3_prefixes_parsed_as_backfill_parses_them() {
+        let sources = Sources::parse(&["s3://landing/in/", " ", "s3://other"]).unwrap();
+        assert!(sources.allows("landing", "in/a.csv"));
+        assert!(!sources.allows("landing", "out/a.csv"));
+        assert!(sources.allows("other", "any/key"));
+        let e = Sources::parse(&["landing/in"]).unwrap_err().to_string();
+        assert!(
+            e.contains("source \"landing/in\" is not s3://BUCKET[/PREFIX]"),
+            "{e}"
+        );
+        let e = Sources::parse(&["s3:///in"]).unwrap_err().to_string();
+        assert!(e.contains("names no bucket"), "{e}");
+        assert!(Sources::parse::<&str>(&[]).unwrap().allows("any", "key"));
     }
 
     #[test]
