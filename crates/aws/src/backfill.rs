@@ -11,8 +11,11 @@ use std::collections::HashMap;
 /// What to backfill.
 #[derive(Debug, Clone)]
 pub struct BackfillOptions {
+    /// The bucket and prefix listed.
     pub at: S3Prefix,
+    /// Which listed objects are taken.
     pub selection: Selection,
+    /// The queue the notifications are sent to.
     pub queue_url: String,
     /// List and count, send nothing.
     pub dry_run: bool,

@@ -13,6 +13,7 @@ use std::sync::Arc;
 /// How `serve` polls.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
+    /// The queue read.
     pub queue_url: String,
     /// Most messages loaded together, 1 to 10,000 (gathered over several
     /// receives of up to 10 each, as Lambda's batching does).

@@ -19,7 +19,10 @@ pub enum Deadline {
     /// This much time is left.
     In(Duration),
     /// Already past on arrival: the runtime's value is not a deadline.
-    AlreadyPast { epoch_ms: u64 },
+    AlreadyPast {
+        /// The deadline, in milliseconds since the epoch.
+        epoch_ms: u64,
+    },
 }
 
 impl Deadline {

@@ -17,11 +17,14 @@ pub struct Enqueuer<'a> {
 /// What a send did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sent {
+    /// Messages sent.
     pub sent: u64,
+    /// Messages SQS did not take.
     pub failed: u64,
 }
 
 impl<'a> Enqueuer<'a> {
+    /// A sender to `queue_url`, at most `rate` messages a second when given.
     pub fn new(sqs: &'a aws_sdk_sqs::Client, queue_url: &'a str, rate: Option<u32>) -> Self {
         Self {
             sqs,

@@ -7,17 +7,23 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 #[derive(Debug, thiserror::Error)]
 pub enum AwsError {
     #[error("configuration: {0}")]
+    /// A setting is missing or wrong.
     Config(String),
     #[error("{0}; left for the dead-letter queue after maxReceiveCount deliveries")]
+    /// A message body that is not an S3 event.
     Body(#[from] crate::event::NotAnEvent),
     #[error(
         "reading s3://{bucket}/{key}{}: {problem}; the message will be retried, and rests in \
          the dead-letter queue after maxReceiveCount deliveries",
         version.as_deref().map(|v| format!(" (version {v})")).unwrap_or_default()
     )]
+    /// An object could not be read.
     Read {
+        /// Its bucket.
         bucket: String,
+        /// Its key.
         key: String,
+        /// The version the event named.
         version: Option<String>,
         /// What went wrong, in a line: S3's code and message, or why no answer came.
         problem: String,
@@ -26,16 +32,31 @@ pub enum AwsError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("listing {at}: {detail}; check the bucket name and the credentials' s3:ListBucket permission")]
-    List { at: String, detail: String },
+    /// A listing failed.
+    List {
+        /// The prefix listed.
+        at: String,
+        /// What S3 said.
+        detail: String,
+    },
     #[error("queue {queue}: {detail}")]
-    Queue { queue: String, detail: String },
+    /// A queue call failed.
+    Queue {
+        /// The queue's URL.
+        queue: String,
+        /// What SQS said.
+        detail: String,
+    },
     #[error(
         "handling the message panicked (a bug; please report it); the message will be retried"
     )]
+    /// Handling a message panicked.
     Panicked,
     #[error(transparent)]
+    /// A load failed.
     Lake(#[from] deltaload_lake::LakeError),
     #[error(transparent)]
+    /// The spec does not parse or check.
     Spec(#[from] deltaload_core::SpecError),
 }
 

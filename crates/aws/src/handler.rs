@@ -32,7 +32,9 @@ use tracing::Instrument;
 /// One SQS message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
+    /// The SQS message id.
     pub id: String,
+    /// Its body.
     pub body: String,
 }
 
@@ -53,6 +55,7 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// A handler of an open lake, reading objects with `reader` from `sources`.
     pub fn new(lake: Lake, reader: S3Reader, sources: Sources) -> Self {
         let spec = lake.spec().clone();
         Self::with_slot(LakeSlot::open(lake), spec, reader, sources)

@@ -18,6 +18,8 @@
 //! - [`redrive`]: dead-letter messages sent back, or saved ones replayed.
 //! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
 
+#![warn(missing_docs)]
+
 pub mod backfill;
 pub mod consumer;
 pub mod deadline;

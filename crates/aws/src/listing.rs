@@ -7,7 +7,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 /// `s3://BUCKET[/PREFIX]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Prefix {
+    /// The bucket.
     pub bucket: String,
+    /// The key prefix (empty for the whole bucket).
     pub prefix: String,
 }
 
@@ -48,10 +50,13 @@ impl std::fmt::Display for S3Prefix {
 /// One listed object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listed {
+    /// Its key.
     pub key: String,
+    /// Its size in bytes.
     pub size: u64,
     /// Without the quotes S3 puts around it.
     pub etag: Option<String>,
+    /// When it was last written.
     pub last_modified: Option<DateTime<Utc>>,
 }
 
@@ -67,6 +72,7 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Whether the selection takes `object`.
     pub fn keeps(&self, object: &Listed) -> bool {
         let at = object.last_modified;
         let after_since = self.since.is_none_or(|s| at.is_some_and(|t| t >= s));
@@ -109,6 +115,7 @@ pub struct Lister<'a> {
 }
 
 impl<'a> Lister<'a> {
+    /// The listing of `at`, from its first page.
     pub fn new(client: &'a aws_sdk_s3::Client, at: &'a S3Prefix) -> Self {
         Self {
             client,

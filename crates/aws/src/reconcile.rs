@@ -19,9 +19,15 @@ pub enum Problem {
     /// No ledger row for this location: a missed event.
     NeverLoaded,
     /// Loaded, but the object's ETag is not one the ledger holds: changed since.
-    ChangedSince { loaded_etag: Option<String> },
+    ChangedSince {
+        /// The ETag the ledger holds.
+        loaded_etag: Option<String>,
+    },
     /// Refused, with the reason.
-    Refused { reason: Option<String> },
+    Refused {
+        /// The ledger's reason.
+        reason: Option<String>,
+    },
     /// A load started and did not finish.
     Unfinished,
     /// Its reconciliation row does not balance.
@@ -41,18 +47,25 @@ impl Problem {
 /// One object that is not consistent with the lake.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
+    /// The object's key.
     pub key: String,
+    /// Its ETag.
     pub etag: Option<String>,
     #[serde(flatten)]
+    /// What is wrong.
     pub problem: Problem,
 }
 
 /// The outcome of a sweep.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ReconcileReport {
+    /// Objects listed.
     pub listed: u64,
+    /// Objects the selection took.
     pub checked: u64,
+    /// Objects the ledger holds as loaded with their ETag.
     pub consistent: u64,
+    /// The others, each with its problem.
     pub findings: Vec<Finding>,
     /// Keys found more than once in a dataset's table (at most 100 per table), with how often.
     pub duplicate_keys: Vec<DuplicateKey>,
@@ -63,6 +76,7 @@ pub struct ReconcileReport {
 }
 
 impl ReconcileReport {
+    /// Whether nothing was found.
     pub fn is_consistent(&self) -> bool {
         self.findings.is_empty() && self.duplicate_keys.is_empty() && self.orphan_rejects.is_empty()
     }

@@ -9,6 +9,7 @@ use deltaload_lake::SourceFile;
 /// What reading an announced object gave.
 #[derive(Debug)]
 pub enum Fetched {
+    /// The object, read (in memory or on disk).
     File(SourceFile),
     /// Deleted, or the version the event names does not exist (S3's words are
     /// kept): acknowledged, not retried.
@@ -18,7 +19,9 @@ pub enum Fetched {
     /// Too large to read whole within the memory budget, and to spill into
     /// the spill directory's `space`: refused, not read.
     NoRoom {
+        /// The object's size in bytes.
         size: u64,
+        /// The spill directory's space in bytes.
         space: u64,
     },
     /// Gzip content that is damaged or expands beyond the limit: refused.
@@ -86,6 +89,7 @@ pub fn s3_client(config: &aws_config::SdkConfig, endpoint_url: Option<&str>) -> 
 }
 
 impl S3Reader {
+    /// A reader refusing objects over `max_bytes`, holding every other in memory (see [`S3Reader::with_budget`]).
     pub fn new(client: aws_sdk_s3::Client, max_bytes: u64) -> Self {
         Self {
             client,

@@ -14,9 +14,13 @@ use std::collections::{HashMap, HashSet};
 /// What the ledger holds of one file version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerFile {
+    /// Its content id.
     pub content_id: String,
+    /// The object's ETag, when it had one.
     pub etag: Option<String>,
+    /// What became of it.
     pub status: LedgerStatus,
+    /// Why it was refused.
     pub reason: Option<String>,
     /// Microseconds since the epoch, UTC.
     pub loaded_at: i64,
@@ -27,8 +31,11 @@ pub struct LedgerFile {
 pub struct OrphanRejects {
     /// The rejected table, e.g. `rejected_orders`.
     pub table: String,
+    /// The file's location.
     pub location: String,
+    /// Its content id.
     pub content_id: String,
+    /// Rejected rows of that version.
     pub rows: u64,
 }
 
@@ -72,9 +79,11 @@ fn column_long(
 /// A key found more than once in a dataset's table.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DuplicateKey {
+    /// The table.
     pub table: String,
     /// `column value`, for each key column, e.g. `order_id 1004`.
     pub key: String,
+    /// Rows holding it.
     pub count: u64,
 }
 

@@ -1,6 +1,6 @@
 //! The memory a load may use, and the local directory where it writes what
 //! does not fit: a file whose whole-file read would not fit is read a piece
-//! at a time into sorted runs on disk ([`crate::spill`]), and a load whose
+//! at a time into sorted runs on disk (the `spill` module), and a load whose
 //! rewrite would not fit rewrites its table a slice of keys at a time.
 
 use std::path::PathBuf;

@@ -20,11 +20,14 @@ pub enum LedgerStatus {
     /// `orders_version` is the `orders` version before the load began, where a
     /// rerun looks for the load's MERGE commit.
     Loading,
+    /// Every table holds the file's effect.
     Loaded,
+    /// Refused, with the reason; nothing else written.
     Refused,
 }
 
 impl LedgerStatus {
+    /// The status as the ledger writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Loading => "loading",
@@ -59,16 +62,27 @@ impl LedgerStatus {
 pub struct LedgerEntry {
     /// The dataset the file loads into.
     pub dataset: String,
+    /// The file's location: an absolute path or `s3://bucket/key`.
     pub location: String,
+    /// Its content id ([`crate::SourceFile::content_key`]).
     pub content_id: String,
+    /// Its size in bytes.
     pub size: u64,
+    /// The object's ETag, when it has one.
     pub etag: Option<String>,
+    /// The object's version id, when it has one.
     pub version_id: Option<String>,
+    /// What became of it.
     pub status: LedgerStatus,
+    /// Why it was refused.
     pub reason: Option<String>,
+    /// Its reconciliation figures.
     pub figures: Reconciliation,
+    /// The dataset table's version after the load (before it, for `loading`).
     pub orders_version: Option<u64>,
+    /// The rejected table's version after the load.
     pub rejected_version: Option<u64>,
+    /// When the row was written, in microseconds since the epoch (UTC).
     pub loaded_at: i64,
 }
 

@@ -15,6 +15,8 @@
 //! per table per batch ([`Lake::load`] one file into the lake's only dataset);
 //! the CLI and the event handlers call it the same way, whatever the files came from.
 
+#![warn(missing_docs)]
+
 pub mod audit;
 mod batches;
 pub mod budget;
@@ -139,9 +141,13 @@ pub struct EngineWrites {
 /// statistics, rewrote (removed) and added, summed since the lake was opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OrdersFiles {
+    /// Files whose statistics could hold a changed key (read).
     pub scanned: u64,
+    /// Files skipped by their statistics.
     pub skipped: u64,
+    /// Files rewritten (removed).
     pub rewritten: u64,
+    /// Files added.
     pub added: u64,
 }
 

@@ -35,6 +35,7 @@ pub struct MaintainOptions {
     /// Target size of compacted (or clustered) `orders` files: smaller, since a
     /// MERGE rewrites each file holding an order it changes.
     pub orders_file_bytes: u64,
+    /// Unreferenced files younger than this many hours are kept by vacuum.
     pub retention_hours: u64,
     /// Allow a retention below the tables' `deletedFileRetentionDuration` (7
     /// days): only when no reader or writer can hold an older snapshot.
@@ -67,11 +68,15 @@ impl Default for MaintainOptions {
 /// What maintenance did to one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Maintained {
+    /// The table.
     pub table: String,
     /// Data files before, and after compaction.
     pub files_before: usize,
+    /// Data files after the maintenance.
     pub files_after: usize,
+    /// Data files the compaction removed.
     pub files_removed: u64,
+    /// Data files the compaction added.
     pub files_added: u64,
     /// The version checkpointed (none on a dry run).
     pub checkpoint: Option<u64>,

@@ -27,7 +27,9 @@ pub const UNREAD: &str = "unread:";
 /// Why a file is refused unread, and its size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unread {
+    /// Why.
     pub reason: String,
+    /// The object's size in bytes.
     pub size: u64,
 }
 
@@ -35,6 +37,7 @@ pub struct Unread {
 /// made (an object downloaded), removed when the last handle on it goes.
 #[derive(Debug, Clone)]
 pub struct OnDisk {
+    /// The file.
     pub path: std::path::PathBuf,
     _copy: Option<std::sync::Arc<crate::budget::SpillDir>>,
 }
@@ -146,6 +149,7 @@ impl SourceFile {
 /// A file that was loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loaded {
+    /// The file's reconciliation figures.
     pub figures: Reconciliation,
     /// The `orders` version after this file's load (no commit is made when nothing
     /// changed; files loaded together share one).
@@ -157,9 +161,11 @@ pub struct Loaded {
 /// What became of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadOutcome {
+    /// Loaded, with its figures.
     Loaded(Loaded),
     /// The ledger already holds this file version as loaded.
     Skipped {
+        /// The table's version when it was loaded.
         orders_version: Option<u64>,
     },
     /// The header breaks the contract; nothing but the ledger row was written.
@@ -170,10 +176,15 @@ pub enum LoadOutcome {
 #[cfg(feature = "faults")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPoint {
+    /// After the files are read, before anything is written.
     AfterRead,
+    /// After the rejects are replaced.
     AfterRejected,
+    /// After the dataset's table is written.
     AfterOrders,
+    /// After the figures are written.
     AfterReconciliation,
+    /// After the ledger marks the files loaded.
     AfterLedger,
     /// Between the new tombstones' MERGE and the dataset table's (datasets with deletes).
     AfterTombstones,

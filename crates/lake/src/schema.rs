@@ -25,7 +25,9 @@ pub enum TableName {
     /// `tombstones_<dataset>`: the deleted keys with their delete's sequence
     /// (datasets with `delete_when` and `sequence_by`).
     Tombstones(Arc<Dataset>),
+    /// `ledger`: a row per file version.
     Ledger,
+    /// `reconciliation`: each file's figures.
     Reconciliation,
 }
 

@@ -33,6 +33,7 @@ pub struct ShowOptions {
     /// The first this many rows by the table's key; `None` for every row,
     /// streamed in storage order without holding them.
     pub limit: Option<usize>,
+    /// How the rows are printed.
     pub format: ShowFormat,
     /// Only the rows whose key column (`TableName::key_column`) holds this value.
     pub key: Option<String>,
@@ -51,10 +52,13 @@ impl Default for ShowOptions {
 /// What `show` printed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shown {
+    /// The table printed.
     pub table: TableName,
+    /// Rows printed.
     pub printed: u64,
     /// Rows of the table (of the key, with `--key`).
     pub total: u64,
+    /// The table's version read.
     pub version: Option<u64>,
 }
 

@@ -23,6 +23,8 @@
 //! - `rows`: a batch's rows assembled into changes and rejects.
 //! - `raw`: a rejected row as JSON.
 
+#![warn(missing_docs)]
+
 mod convert;
 mod guard;
 mod levels;
