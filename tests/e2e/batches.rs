@@ -52,13 +52,11 @@ fn record() -> impl Strategy<Value = String> {
 /// A file: one of three locations (so one location can get a corrected content)
 /// and its records.
 fn file() -> impl Strategy<Value = SourceFile> {
-    (0..3usize, prop::collection::vec(record(), 0..5)).prop_map(|(slot, rows)| SourceFile {
-        location: format!("/landing/f{slot}.csv"),
-        bytes: format!("{HEADER}{}", rows.concat()).into_bytes(),
-        on_disk: None,
-        refused: None,
-        etag: None,
-        version_id: None,
+    (0..3usize, prop::collection::vec(record(), 0..5)).prop_map(|(slot, rows)| {
+        SourceFile::in_memory(
+            format!("/landing/f{slot}.csv"),
+            format!("{HEADER}{}", rows.concat()).into_bytes(),
+        )
     })
 }
 

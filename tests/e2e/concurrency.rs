@@ -13,14 +13,7 @@ fn file(writer: usize, n: usize) -> SourceFile {
             "{id},C{writer},placed,{n}.00,EUR,,2026-10-01T{hour:02}:00:00\n"
         ));
     }
-    SourceFile {
-        location: format!("/landing/w{writer}/f{n}.csv"),
-        bytes: text.into_bytes(),
-        on_disk: None,
-        refused: None,
-        etag: None,
-        version_id: None,
-    }
+    SourceFile::in_memory(format!("/landing/w{writer}/f{n}.csv"), text.into_bytes())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -98,14 +98,10 @@ async fn concurrent_writers_loading_upserts_and_deletes_in_different_orders_give
         .enumerate()
         .map(|(i, f)| {
             let path = sb.file(&format!("f{i}.jsonl"), file_bytes("jsonl", f));
-            deltaload_lake::SourceFile {
-                location: deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
-                bytes: std::fs::read(&path).unwrap(),
-                on_disk: None,
-                refused: None,
-                etag: None,
-                version_id: None,
-            }
+            deltaload_lake::SourceFile::in_memory(
+                deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
+                std::fs::read(&path).unwrap(),
+            )
         })
         .collect();
     sb.lake().await; // the tables exist before the writers race

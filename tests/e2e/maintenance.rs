@@ -127,14 +127,10 @@ async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_r
 
 fn source(writer: u64, n: u64) -> SourceFile {
     let name = format!("w{writer}f{n}.csv");
-    SourceFile {
-        location: format!("/landing/{name}"),
-        bytes: file(&name, 1, writer * 5 + n).into_bytes(),
-        on_disk: None,
-        refused: None,
-        etag: None,
-        version_id: None,
-    }
+    SourceFile::in_memory(
+        format!("/landing/{name}"),
+        file(&name, 1, writer * 5 + n).into_bytes(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

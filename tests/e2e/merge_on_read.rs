@@ -144,14 +144,10 @@ async fn a_small_change_marks_rows_deleted_and_every_reader_agrees() {
     // version of order 3 is not taken for a second row of its key.
     let third = [(3, 3, "newer", "u"), (4, 1, "", "u")];
     let mut lake = sb.lake().await;
-    let file = deltaload_lake::SourceFile {
-        location: "/landing/c.jsonl".into(),
-        bytes: lines(&third).into_bytes(),
-        on_disk: None,
-        refused: None,
-        etag: None,
-        version_id: None,
-    };
+    let file = deltaload_lake::SourceFile::in_memory(
+        "/landing/c.jsonl".into(),
+        lines(&third).into_bytes(),
+    );
     let out = lake.load(&file, LoadOptions::default()).await.unwrap();
     let deltaload_lake::LoadOutcome::Loaded(loaded) = out else {
         panic!("{out:?}")

@@ -7,13 +7,11 @@ use deltaload_tests::{faulty_store, lake_state, Sandbox, DAY1, DAY2};
 fn files(dir: &std::path::Path) -> Vec<SourceFile> {
     [("day1.csv", DAY1), ("day2.csv", DAY2)]
         .iter()
-        .map(|(name, text)| SourceFile {
-            location: format!("{}/landing/{name}", dir.display()),
-            bytes: text.as_bytes().to_vec(),
-            on_disk: None,
-            refused: None,
-            etag: None,
-            version_id: None,
+        .map(|(name, text)| {
+            SourceFile::in_memory(
+                format!("{}/landing/{name}", dir.display()),
+                text.as_bytes().to_vec(),
+            )
         })
         .collect()
 }

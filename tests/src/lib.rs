@@ -79,14 +79,10 @@ impl Sandbox {
     /// Loads `path` in-process, the way the CLI does.
     pub async fn load(&self, path: &Path, force: bool) -> LoadOutcome {
         let mut lake = self.lake().await;
-        let file = SourceFile {
-            location: deltaload_lake::local_source(path.to_str().expect("utf-8")).expect("source"),
-            bytes: std::fs::read(path).expect("read"),
-            on_disk: None,
-            refused: None,
-            etag: None,
-            version_id: None,
-        };
+        let file = SourceFile::in_memory(
+            deltaload_lake::local_source(path.to_str().expect("utf-8")).expect("source"),
+            std::fs::read(path).expect("read"),
+        );
         lake.load(
             &file,
             LoadOptions {

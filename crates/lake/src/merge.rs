@@ -222,14 +222,7 @@ mod tests {
                 "{id},C,{status},1.00,EUR,,2026-10-{day:02}T00:00:00\n"
             ));
         }
-        SourceFile {
-            location: format!("/landing/{name}"),
-            bytes: text.into_bytes(),
-            on_disk: None,
-            refused: None,
-            etag: None,
-            version_id: None,
-        }
+        SourceFile::in_memory(format!("/landing/{name}"), text.into_bytes())
     }
 
     fn active_files(lake: &Lake) -> Vec<String> {

@@ -70,14 +70,7 @@ mod tests {
     use deltaload_core::{Spec, Tombstone, Value};
 
     fn file(name: &str, line: &str) -> SourceFile {
-        SourceFile {
-            location: format!("/landing/{name}"),
-            bytes: line.as_bytes().to_vec(),
-            on_disk: None,
-            refused: None,
-            etag: None,
-            version_id: None,
-        }
+        SourceFile::in_memory(format!("/landing/{name}"), line.as_bytes().to_vec())
     }
 
     /// Found by a review: writer B read key 1 before writer A remembered its
