@@ -13,7 +13,7 @@
 //!   (its objects read by `reading`, several at once).
 //! - [`deadline`]: the invocation's deadline and the margin kept before it.
 //! - [`consumer`]: the `deltaload serve` loop over an SQS queue.
-//! - [`listing`], [`enqueue`], [`backfill`], [`reconcile`]: existing objects listed,
+//! - [`listing`], [`enqueue`], [`backfill`], [`landing_sweep`]: existing objects listed,
 //!   compared with the lake, and announced again on the queue.
 //! - [`redrive`]: dead-letter messages sent back, or saved ones replayed.
 //! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
@@ -26,12 +26,12 @@ pub mod deadline;
 pub mod enqueue;
 pub mod error;
 pub mod handler;
+pub mod landing_sweep;
 pub mod listing;
 pub mod logging;
 pub mod metrics;
 mod opening;
 mod reading;
-pub mod reconcile;
 pub mod redrive;
 pub mod report;
 pub mod s3;

@@ -4,8 +4,8 @@ use crate::args::{ReconcileArgs, StatusArgs};
 use crate::backfill::aws_and_lake;
 use crate::output::out;
 use anyhow::Context;
+use deltaload_aws::landing_sweep::{reconcile, Problem, ReconcileReport};
 use deltaload_aws::listing::S3Prefix;
-use deltaload_aws::reconcile::{reconcile, Problem, ReconcileReport};
 use deltaload_core::Spec;
 use std::process::ExitCode;
 

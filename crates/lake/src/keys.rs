@@ -5,7 +5,7 @@ use crate::error::LakeError;
 use crate::predicates::{batch_ranges, integer_key, within_ranges};
 use crate::schema::{arrow_type, quoted, TableName};
 use crate::table::{first_long, query};
-use crate::{batches, values, Lake};
+use crate::{arrow_rows, values, Lake};
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, Row, Value};
@@ -73,7 +73,7 @@ impl Lake {
             .await?;
         let mut current = Vec::new();
         for batch in &found {
-            current.extend(batches::target_rows(&dataset, batch)?);
+            current.extend(arrow_rows::target_rows(&dataset, batch)?);
         }
         Ok(current)
     }

@@ -3,7 +3,7 @@
 //! last, so `loaded` only ever records finished work and an interrupted load
 //! leaves the place where its rerun looks for what was already committed.
 
-use crate::batches;
+use crate::arrow_rows;
 use crate::error::LakeError;
 use crate::schema::TableName;
 use crate::table::{file_versions, query, refresh, replace_where, sql_in};
@@ -157,7 +157,7 @@ impl Lake {
         if entries.is_empty() {
             return Ok(());
         }
-        let batch = batches::ledger(entries)?;
+        let batch = arrow_rows::ledger(entries)?;
         let predicate = file_versions(
             entries
                 .iter()

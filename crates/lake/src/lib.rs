@@ -17,8 +17,8 @@
 
 #![warn(missing_docs)]
 
+mod arrow_rows;
 pub mod audit;
-mod batches;
 pub mod budget;
 mod candidate;
 pub mod error;

@@ -7,7 +7,7 @@
 //! that each hold at most one version of a location, in the order given, so that
 //! a file's rejects and figures are those of loading the files one by one.
 
-use crate::batches::ReconciliationRow;
+use crate::arrow_rows::ReconciliationRow;
 use crate::candidate::{log_outcome, now_micros, Candidate, Parsed, Resume};
 use crate::error::LakeError;
 use crate::intake::Intake;

@@ -2,7 +2,7 @@
 //! by content, see [`deltaload_core::Dataset::compare`]), insert unknown keys;
 //! a round of several files merged in one commit, each file's figures replayed.
 
-use crate::batches;
+use crate::arrow_rows;
 use crate::error::LakeError;
 use crate::keys::integers;
 use crate::predicates::{
@@ -86,8 +86,8 @@ impl Lake {
         let url = set.target.table_url().clone();
         let deletes = dataset.delete_when.is_some();
         let batch = match deletes {
-            true => batches::target_with_deletes(&dataset, rows, loaded_at)?,
-            false => batches::target(&dataset, rows, loaded_at)?,
+            true => arrow_rows::target_with_deletes(&dataset, rows, loaded_at)?,
+            false => arrow_rows::target(&dataset, rows, loaded_at)?,
         };
         let ranges = match integer_key(&dataset) {
             Some(_) => batch_ranges(&integers(rows.iter().map(|(r, _)| &r[dataset.keys[0]]))),
@@ -104,7 +104,7 @@ impl Lake {
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         // With deletes in the feed: a delete removes a matched row it is not
         // older than; an upsert updates or inserts as without.
-        let flag = format!("s.{}", batches::DELETE_FLAG);
+        let flag = format!("s.{}", arrow_rows::DELETE_FLAG);
         let when = |condition: Option<String>, delete: bool| {
             let flag = if delete {
                 flag.clone()

@@ -3,7 +3,7 @@
 //! a MERGE before the table's, forgotten ones in a MERGE after it), so that
 //! writing them again changes nothing.
 
-use crate::batches::{self, DELETE_FLAG};
+use crate::arrow_rows::{self, DELETE_FLAG};
 use crate::error::LakeError;
 use crate::merge::{MergedFile, COMMIT_KEY};
 use crate::predicates::{join_predicate, sequence_predicate};
@@ -30,7 +30,7 @@ impl Lake {
         let found = self.keyed(&dataset, table, &name, &kept, keys).await?;
         let mut rows = Vec::new();
         for batch in &found {
-            rows.extend(batches::tombstone_rows(&dataset, batch)?);
+            rows.extend(arrow_rows::tombstone_rows(&dataset, batch)?);
         }
         Ok(rows)
     }
@@ -60,7 +60,7 @@ impl Lake {
                 Tombstone::Clear(row) => (*row, "", false),
             })
             .collect();
-        let batch = batches::tombstones(&dataset, &rows, loaded_at)?;
+        let batch = arrow_rows::tombstones(&dataset, &rows, loaded_at)?;
         let source = self
             .ctx
             .read_batch(batch)

@@ -1,6 +1,6 @@
 //! The per-file side tables a load replaces: a dataset's rejects and `reconciliation`.
 
-use crate::batches::{self, ReconciliationRow};
+use crate::arrow_rows::{self, ReconciliationRow};
 use crate::error::LakeError;
 use crate::schema::TableName;
 use crate::table::{file_versions, refresh, replace_where, sql_in};
@@ -42,7 +42,9 @@ impl Lake {
         let rows = files
             .iter()
             .filter(|f| !f.rejects.is_empty())
-            .map(|f| batches::rejects(&set.dataset, f.rejects, f.location, f.content_id, loaded_at))
+            .map(|f| {
+                arrow_rows::rejects(&set.dataset, f.rejects, f.location, f.content_id, loaded_at)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         set.rejected = if rows.is_empty() {
             set.rejected
@@ -68,7 +70,7 @@ impl Lake {
         if rows.is_empty() {
             return Ok(());
         }
-        let batch = batches::reconciliation(rows, orders_version, loaded_at)?;
+        let batch = arrow_rows::reconciliation(rows, orders_version, loaded_at)?;
         let predicate = file_versions(rows.iter().map(|r| (r.location, r.content_id)));
         self.reconciliation = replace_where(
             &self.reconciliation,

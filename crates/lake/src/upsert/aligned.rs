@@ -55,7 +55,7 @@ pub(crate) fn align(
         .map_err(LakeError::delta(label, &url))?
         .snapshot()
         .arrow_schema();
-    let changes = crate::batches::target_with_deletes(dataset, rows, loaded_at)?;
+    let changes = crate::arrow_rows::target_with_deletes(dataset, rows, loaded_at)?;
     let source = changes.schema();
     let mut columns = Vec::with_capacity(schema.fields().len() + 1);
     for field in schema.fields() {

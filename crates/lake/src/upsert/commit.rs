@@ -157,7 +157,7 @@ mod tests {
             .iter()
             .map(|r| (r, "/landing/x.csv"))
             .collect();
-        crate::batches::target(&d, &rows, 0).unwrap()
+        crate::arrow_rows::target(&d, &rows, 0).unwrap()
     }
 
     async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {
