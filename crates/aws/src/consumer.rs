@@ -95,6 +95,7 @@ async fn visibility_timeout(sqs: &aws_sdk_sqs::Client, queue_url: &str) -> Resul
                 "cannot read the queue's attributes: {}; check the URL and the credentials",
                 crate::error::describe(&e)
             ),
+            source: Some(Box::new(e)),
         })?;
     Ok(attrs
         .attributes()
@@ -189,6 +190,7 @@ async fn receive(
         .map_err(|e| AwsError::Queue {
             queue: opts.queue_url.clone(),
             detail: format!("receive failed: {}", crate::error::describe(&e)),
+            source: Some(Box::new(e)),
         })?;
     Ok(received.messages.unwrap_or_default())
 }
@@ -221,6 +223,7 @@ async fn delete(
             .map_err(|e| AwsError::Queue {
                 queue: queue_url.to_string(),
                 detail: format!("delete failed: {}", crate::error::describe(&e)),
+                source: Some(Box::new(e)),
             })?;
         for failed in deleted.failed() {
             // The message comes back after its visibility timeout; the ledger skips it then.

@@ -51,7 +51,7 @@ impl<'a> Enqueuer<'a> {
                         .build()
                 })
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| self.error(e.to_string()))?;
+                .map_err(|e| self.error(e.to_string(), Box::new(e)))?;
             let out = self
                 .sqs
                 .send_message_batch()
@@ -59,7 +59,12 @@ impl<'a> Enqueuer<'a> {
                 .set_entries(Some(entries))
                 .send()
                 .await
-                .map_err(|e| self.error(format!("send failed: {}", crate::error::describe(&e))))?;
+                .map_err(|e| {
+                    self.error(
+                        format!("send failed: {}", crate::error::describe(&e)),
+                        Box::new(e),
+                    )
+                })?;
             for failed in out.failed() {
                 tracing::warn!(code = failed.code(), reason = ?failed.message(), "message not enqueued");
             }
@@ -81,10 +86,11 @@ impl<'a> Enqueuer<'a> {
         }
     }
 
-    fn error(&self, detail: String) -> AwsError {
+    fn error(&self, detail: String, source: Box<dyn std::error::Error + Send + Sync>) -> AwsError {
         AwsError::Queue {
             queue: self.queue_url.to_string(),
             detail,
+            source: Some(source),
         }
     }
 }

@@ -38,14 +38,20 @@ pub enum AwsError {
         at: String,
         /// What S3 said.
         detail: String,
+        /// The SDK's error, whole.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("queue {queue}: {detail}")]
     /// A queue call failed.
     Queue {
         /// The queue's URL.
         queue: String,
-        /// What SQS said.
+        /// What failed, and what SQS said.
         detail: String,
+        /// The SDK's error, whole, when one caused it.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     #[error(
         "handling the message panicked (a bug; please report it); the message will be retried"
@@ -95,4 +101,31 @@ where
         text.push('…');
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AwsError;
+    use std::error::Error as _;
+
+    #[test]
+    fn listing_and_queue_errors_keep_the_sdk_error_as_their_source() {
+        let cause = || Box::new(std::io::Error::other("throttled"));
+        let list = AwsError::List {
+            at: "s3://b/p".into(),
+            detail: "SlowDown".into(),
+            source: cause(),
+        };
+        assert_eq!(
+            list.source().map(|s| s.to_string()).as_deref(),
+            Some("throttled")
+        );
+        let queue = AwsError::Queue {
+            queue: "q".into(),
+            detail: "receive failed".into(),
+            source: Some(cause()),
+        };
+        assert!(queue.source().is_some());
+        assert!(queue.to_string().contains("receive failed"), "{queue}");
+    }
 }

@@ -141,6 +141,7 @@ impl<'a> Lister<'a> {
             .map_err(|e| AwsError::List {
                 at: self.at.to_string(),
                 detail: crate::error::describe(&e),
+                source: Box::new(e),
             })?;
         self.token = page.next_continuation_token().map(str::to_string);
         self.done = self.token.is_none() || page.is_truncated() != Some(true);

@@ -16,9 +16,12 @@ pub async fn redrive(
     queue: &str,
     max: Option<u64>,
 ) -> Result<u64, AwsError> {
-    let err = |detail: String| AwsError::Queue {
-        queue: dlq.to_string(),
-        detail,
+    let err = |detail: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| {
+        AwsError::Queue {
+            queue: dlq.to_string(),
+            detail,
+            source,
+        }
     };
     let mut enqueuer = Enqueuer::new(sqs, queue, None);
     let mut moved = 0u64;
@@ -31,7 +34,10 @@ pub async fn redrive(
             .wait_time_seconds(1)
             .send()
             .await
-            .map_err(|e| err(format!("receive failed: {}", crate::error::describe(&e))))?;
+            .map_err(|e| {
+                let detail = format!("receive failed: {}", crate::error::describe(&e));
+                err(detail, Some(Box::new(e)))
+            })?;
         let messages = received.messages();
         if messages.is_empty() {
             break;
@@ -43,10 +49,13 @@ pub async fn redrive(
         let sent = enqueuer.send(&bodies).await?;
         if sent.failed > 0 {
             // Nothing is deleted: the messages stay in the dead-letter queue.
-            return Err(err(format!(
-                "{} message(s) could not be sent to {queue}; none of this batch was removed",
-                sent.failed
-            )));
+            return Err(err(
+                format!(
+                    "{} message(s) could not be sent to {queue}; none of this batch was removed",
+                    sent.failed
+                ),
+                None,
+            ));
         }
         let entries = messages.iter().enumerate().filter_map(|(i, m)| {
             DeleteMessageBatchRequestEntry::builder()
@@ -61,10 +70,11 @@ pub async fn redrive(
             .send()
             .await
             .map_err(|e| {
-                err(format!(
+                let detail = format!(
                     "sent to {queue} but not deleted (they may be loaded twice, which the ledger makes harmless): {}",
                     crate::error::describe(&e)
-                ))
+                );
+                err(detail, Some(Box::new(e)))
             })?;
         moved += messages.len() as u64;
     }
