@@ -3,19 +3,14 @@
 use crate::{deltaload, serve_once};
 use deltaload_tests::localstack::Stack;
 use deltaload_tests::{stderr, stdout, Sandbox, DAY1};
-use std::io::Write;
-
-fn gzip(text: &str) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    encoder.write_all(text.as_bytes()).expect("compress");
-    encoder.finish().expect("compress")
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gzip_objects_load_like_plain_ones_and_damaged_ones_are_refused() {
     let stack = Stack::new(3, 30).await;
-    stack.put("in/day1.csv.gz", gzip(DAY1)).await;
-    let mut damaged = gzip(DAY1);
+    stack
+        .put("in/day1.csv.gz", deltaload_tests::gzip(DAY1))
+        .await;
+    let mut damaged = deltaload_tests::gzip(DAY1);
     damaged.truncate(40);
     stack.put("in/damaged.csv.gz", damaged).await;
     stack.wait_for_messages(2).await;
@@ -40,7 +35,7 @@ async fn gzip_objects_load_like_plain_ones_and_damaged_ones_are_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn load_expands_a_local_csv_gz() {
     let sb = Sandbox::new();
-    let path = sb.file("day1.csv.gz", gzip(DAY1));
+    let path = sb.file("day1.csv.gz", deltaload_tests::gzip(DAY1));
     assert!(path.exists());
     let out = deltaload(&sb, &["load", "raw/day1.csv.gz"], None);
     assert_eq!(

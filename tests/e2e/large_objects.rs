@@ -7,7 +7,6 @@ use crate::serve_once;
 use deltaload_lake::TableName;
 use deltaload_tests::localstack::Stack;
 use deltaload_tests::{stderr, stdout, HEADER};
-use std::io::Write;
 
 /// An orders file of `n` orders from `first`, about 70 bytes each.
 fn orders(first: u32, n: u32) -> String {
@@ -20,18 +19,15 @@ fn orders(first: u32, n: u32) -> String {
     text
 }
 
-fn gzip(text: &str) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    encoder.write_all(text.as_bytes()).expect("compress");
-    encoder.finish().expect("compress")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn objects_beyond_the_budget_load_from_disk_and_one_without_room_is_refused_recorded() {
     let stack = Stack::new(1, 2).await;
     stack.put("in/plain.csv", orders(1, 600)).await;
     stack
-        .put("in/packed.csv.gz", gzip(&orders(1_001, 600)))
+        .put(
+            "in/packed.csv.gz",
+            deltaload_tests::gzip(&orders(1_001, 600)),
+        )
         .await;
     stack.wait_for_messages(2).await;
     let spill = tempfile::tempdir().expect("spill dir");

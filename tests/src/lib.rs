@@ -280,3 +280,11 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("a tokio runtime")
 }
+
+/// `text` gzip-compressed, as a `.csv.gz` upload holds it.
+pub fn gzip(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(text.as_bytes()).expect("compress");
+    encoder.finish().expect("compress")
+}

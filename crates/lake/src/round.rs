@@ -108,16 +108,7 @@ impl Lake {
     ) -> Result<crate::spill::Merge, LakeError> {
         let set = &self.sets[ds];
         let schema = &spilled.schema;
-        let position: Vec<usize> = set
-            .dataset
-            .columns
-            .iter()
-            .map(|c| {
-                schema
-                    .index_of(&c.name)
-                    .map_err(LakeError::arrow(&set.dataset.name))
-            })
-            .collect::<Result<_, _>>()?;
+        let position = crate::upsert::positions(&set.dataset, schema, &set.dataset.name)?;
         crate::spill::Merge::new(
             &set.dataset,
             (&spilled.schema, &spilled.runs),

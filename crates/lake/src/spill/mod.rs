@@ -203,11 +203,7 @@ fn narrowed(
     schema: &SchemaRef,
 ) -> Result<Vec<PathBuf>, LakeError> {
     let label = dataset.name.as_str();
-    let position: Vec<usize> = dataset
-        .columns
-        .iter()
-        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
-        .collect::<Result<_, _>>()?;
+    let position = crate::upsert::positions(dataset, schema, label)?;
     let mut pass = 0;
     while runs.len() > FAN_IN {
         pass += 1;

@@ -79,16 +79,25 @@ pub(crate) fn align(
         columns,
     )
     .map_err(LakeError::arrow(label))?;
-    let position = dataset
-        .columns
-        .iter()
-        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
-        .collect::<Result<_, _>>()?;
+    let position = positions(dataset, &schema, label)?;
     Ok(Aligned {
         changes,
         position,
         schema,
     })
+}
+
+/// Each dataset column's position in `schema` (a table's, or the changes' aligned on it).
+pub(crate) fn positions(
+    dataset: &Dataset,
+    schema: &SchemaRef,
+    label: &str,
+) -> Result<Vec<usize>, LakeError> {
+    dataset
+        .columns
+        .iter()
+        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
+        .collect()
 }
 
 /// Per table column, whether an update sets it: the update columns and the lineage columns.

@@ -21,6 +21,23 @@ pub(super) struct Met {
     pub found: Vec<bool>,
 }
 
+impl Met {
+    /// The candidate files where a row changes: those to rewrite.
+    pub fn rewritten(&self) -> Vec<usize> {
+        (0..self.hits.len())
+            .filter(|&f| self.hits[f].iter().any(|h| h.2.changes()))
+            .collect()
+    }
+
+    /// The changes whose key no row holds, deletes left out: those to insert.
+    pub fn inserted(&self, aligned: &Aligned) -> Vec<u32> {
+        (0..self.found.len())
+            .filter(|&c| !self.found[c] && !aligned.is_delete(c))
+            .map(|c| c as u32)
+            .collect()
+    }
+}
+
 impl Lake {
     /// Reads the key, sequence and tie-break columns of the candidate files and
     /// decides what each change does to the row of its key.

@@ -34,7 +34,7 @@ mod sliced;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
-pub(crate) use aligned::align;
+pub(crate) use aligned::{align, positions};
 use aligned::{updated_mask, Aligned};
 use apply::Action;
 pub(crate) use apply::Ranks;
@@ -121,9 +121,10 @@ impl Lake {
         lap("aligned");
         let met = self.meet(ds, &aligned, &candidates).await?;
         lap("met");
-        let rewrite_bytes: u64 = (0..candidates.len())
-            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
-            .map(|f| candidates[f].add.size.max(0) as u64)
+        let rewritten = met.rewritten();
+        let rewrite_bytes: u64 = rewritten
+            .iter()
+            .map(|&f| candidates[f].add.size.max(0) as u64)
             .sum();
         let change_bytes = aligned.changes.get_array_memory_size() as u64;
         if !self.budget.fits_rewrite(rewrite_bytes, change_bytes) {
@@ -144,13 +145,7 @@ impl Lake {
             let (counts, version, _) = self.upsert_sliced(ds, &mut slices, files).await?;
             return Ok((counts, version));
         }
-        let rewritten: Vec<usize> = (0..candidates.len())
-            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
-            .collect();
-        let inserted: Vec<u32> = (0..rows.len())
-            .filter(|&c| !met.found[c] && !aligned.is_delete(c))
-            .map(|c| c as u32)
-            .collect();
+        let inserted = met.inserted(&aligned);
         let counts = count(&met, inserted.len());
         let stats = crate::OrdersFiles {
             scanned: candidates.len() as u64,

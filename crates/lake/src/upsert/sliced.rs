@@ -80,11 +80,7 @@ impl Lake {
         let url = table.table_url().clone();
         let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
         let schema = snapshot.snapshot().arrow_schema();
-        let position: Vec<usize> = dataset
-            .columns
-            .iter()
-            .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(&label)))
-            .collect::<Result<_, _>>()?;
+        let position = super::positions(&dataset, &schema, &label)?;
         let key = dataset.columns[dataset.keys[0]].name.clone();
         let expected = schema.fields().len();
         let (all, _) = files::candidates(&table, &key, &KeyBounds::None)
@@ -208,13 +204,7 @@ impl Lake {
         candidates: &[TargetFile],
     ) -> Result<(MergeCounts, Vec<usize>, Vec<Add>), LakeError> {
         let met = self.meet(ds, aligned, candidates).await?;
-        let rewritten: Vec<usize> = (0..candidates.len())
-            .filter(|&f| met.hits[f].iter().any(|h| h.2.changes()))
-            .collect();
-        let inserted: Vec<u32> = (0..aligned.changes.num_rows())
-            .filter(|&c| !met.found[c] && !aligned.is_delete(c))
-            .map(|c| c as u32)
-            .collect();
+        let (rewritten, inserted) = (met.rewritten(), met.inserted(aligned));
         let counts = count(&met, inserted.len());
         let mut adds = Vec::new();
         let most = self.budget.rewrite_group_bytes();
