@@ -99,7 +99,7 @@ fuzz_target!(|data: &[u8]| {
             reject.line
         );
         assert!(reject.line <= lines, "line {} of {lines}", reject.line);
-        assert!(!reject.reason.is_empty());
+        assert!(!reject.reason.to_string().is_empty());
         last = reject.line;
     }
     for row in file.changes.iter() {

@@ -101,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
             "line {} after {last}",
             reject.line
         );
-        assert!(!reject.reason.is_empty());
+        assert!(!reject.reason.to_string().is_empty());
         last = reject.line;
     }
     for row in file.changes.iter() {

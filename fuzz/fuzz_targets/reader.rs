@@ -81,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
     let mut last = 0;
     for reject in &file.rejects {
         assert!(reject.line >= 1 && reject.line >= last, "line {} after {last}", reject.line);
-        assert!(!reject.reason.is_empty());
+        assert!(!reject.reason.to_string().is_empty());
         last = reject.line;
     }
     for row in file.changes.iter() {

@@ -1,18 +1,21 @@
 //! Writers racing on the same tables: commit conflicts are retried, not failed.
 
 use deltaload_lake::{Engine, LoadOutcome, SourceFile, TableName};
-use deltaload_tests::{load_one_by_one, Sandbox, HEADER};
+use deltaload_tests::{load_one_by_one, orders_csv, Order, Sandbox};
 
 /// A file changing orders 1..=20 at `hour`, so every writer's MERGE touches the
 /// same rows and their commits conflict.
 fn file(writer: usize, n: usize) -> SourceFile {
     let hour = (writer * 5 + n) % 24;
-    let mut text = HEADER.to_string();
-    for id in 1..=20 {
-        text.push_str(&format!(
-            "{id},C{writer},placed,{n}.00,EUR,,2026-10-01T{hour:02}:00:00\n"
-        ));
-    }
+    let orders: Vec<Order> = (1..=20)
+        .map(|id| {
+            Order::new(id)
+                .customer(format!("C{writer}"))
+                .amount(format!("{n}.00"))
+                .updated_at(format!("2026-10-01T{hour:02}:00:00"))
+        })
+        .collect();
+    let text = orders_csv(&orders);
     SourceFile::in_memory(format!("/landing/w{writer}/f{n}.csv"), text.into_bytes())
 }
 

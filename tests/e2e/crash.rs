@@ -1,7 +1,7 @@
 //! A load killed at each step, then run again, leaves every table as one clean load does.
 
 use crate::deltaload;
-use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
+use deltaload_tests::{orders_csv, stderr, stdout, Order, Sandbox};
 
 pub(crate) const POINTS: [&str; 5] = [
     "after-read",
@@ -137,7 +137,11 @@ async fn a_rerun_after_other_loads_still_finds_the_interrupted_merge() {
     let sb = Sandbox::with_seed_files();
     sb.file(
         "c.csv",
-        format!("{HEADER}2001,C9,placed,5.00,EUR,2026-10-05T08:00:00,2026-10-05T08:00:00\n"),
+        orders_csv(&[Order::new(2001)
+            .customer("C9")
+            .amount("5.00")
+            .ordered_at("2026-10-05T08:00:00")
+            .updated_at("2026-10-05T08:00:00")]),
     );
     assert_eq!(
         deltaload(&sb, &["load", "raw/a.csv"], None).status.code(),

@@ -36,20 +36,7 @@ async fn stack_with_two_files() -> Stack {
 }
 
 fn serve_args(stack: &Stack) -> Vec<String> {
-    let lake = stack.lake();
-    [
-        "serve",
-        "--queue",
-        &stack.queue_url,
-        "--lake",
-        &lake,
-        "--wait",
-        "1",
-        "--once",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .collect()
+    stack.serve_args(&stack.lake(), "1", &[])
 }
 
 async fn state(stack: &Stack) -> Vec<Vec<Vec<String>>> {

@@ -175,19 +175,7 @@ async fn serve_with_a_spec_killed_at_any_step_then_redelivered_equals_a_clean_ru
         (stack, spec, path.to_str().unwrap().to_string())
     }
     let serve = |stack: &Stack, spec: &str, fault: Option<&str>| {
-        let lake = stack.lake();
-        let args = [
-            "--spec",
-            spec,
-            "serve",
-            "--queue",
-            &stack.queue_url,
-            "--lake",
-            &lake,
-            "--wait",
-            "1",
-            "--once",
-        ];
+        let args = stack.serve_args(&stack.lake(), "1", &["--spec", spec]);
         match fault {
             Some(point) => stack.cli_fault(EXE, &args, point),
             None => stack.cli(EXE, &args),

@@ -5,7 +5,7 @@ use crate::other_engines::duplicate_order_1004;
 use deltaload_aws::Handler;
 use deltaload_lake::{table_version, Lake, TableName};
 use deltaload_tests::localstack::Stack;
-use deltaload_tests::{Sandbox, DAY1, DAY2, HEADER};
+use deltaload_tests::{orders_csv, Order, Sandbox, DAY1, DAY2};
 use serde_json::json;
 
 /// Invokes the handler as Lambda does; returns the ids reported as failures.
@@ -46,7 +46,10 @@ async fn the_files_of_one_invocation_share_one_commit_per_table() {
     stack
         .put(
             "day3.csv",
-            format!("{HEADER}2001,C9,placed,5.00,EUR,,2026-10-05T08:00:00\n"),
+            orders_csv(&[Order::new(2001)
+                .customer("C9")
+                .amount("5.00")
+                .updated_at("2026-10-05T08:00:00")]),
         )
         .await;
     let handler = stack
@@ -120,7 +123,10 @@ async fn a_file_that_breaks_the_batch_fails_only_its_own_message() {
     stack
         .put(
             "elsewhere.csv",
-            format!("{HEADER}5001,C9,placed,5.00,EUR,,2026-10-05T08:00:00\n"),
+            orders_csv(&[Order::new(5001)
+                .customer("C9")
+                .amount("5.00")
+                .updated_at("2026-10-05T08:00:00")]),
         )
         .await;
     let handler = stack.handler(sb.lake().await).await;

@@ -8,23 +8,12 @@ const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
 
 /// `deltaload serve --once` over the stack's queue, lake and landing bucket.
 fn serve_args(stack: &Stack, wait: &str, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "serve",
-        "--queue",
-        &stack.queue_url,
-        "--lake",
-        &stack.lake(),
-        "--source",
-        &format!("s3://{}", stack.landing),
-        "--wait",
-        wait,
-        "--once",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .collect();
-    args.extend(extra.iter().map(|a| a.to_string()));
-    args
+    let source = format!("s3://{}", stack.landing);
+    let extra: Vec<&str> = ["--source", &source]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    stack.serve_args(&stack.lake(), wait, &extra)
 }
 
 fn serve_once(stack: &Stack) -> std::process::Output {

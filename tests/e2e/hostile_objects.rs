@@ -3,7 +3,7 @@
 use crate::serve_once;
 use deltaload_lake::TableName;
 use deltaload_tests::localstack::Stack;
-use deltaload_tests::{stderr, stdout, DAY1, DAY2, HEADER};
+use deltaload_tests::{orders_csv, stderr, stdout, Order, DAY1, DAY2, HEADER};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
@@ -126,10 +126,7 @@ async fn dot_segments_and_quotes_in_keys_are_read_literally() {
     let stack = Stack::new(1, 2).await;
     let outside = "out/day.csv";
     stack
-        .put(
-            outside,
-            format!("{HEADER}9999,C99,placed,1.00,EUR,,2026-10-01T08:00:00\n"),
-        )
+        .put(outside, orders_csv(&[Order::new(9999).customer("C99")]))
         .await;
     let dotted = "in/../out/day.csv";
     stack.put(dotted, DAY2).await;

@@ -28,10 +28,7 @@ async fn a_lake_opened_in_the_background_loads_and_a_failed_opening_is_tried_aga
     stack
         .put(
             "in/a.csv",
-            format!(
-                "{}1,C1,placed,1.00,EUR,,2026-10-01T08:00:00\n",
-                deltaload_tests::HEADER
-            ),
+            deltaload_tests::orders_csv(&[deltaload_tests::Order::new(1)]),
         )
         .await;
     // The lake's directory cannot be made while a file stands in its way.

@@ -6,17 +6,14 @@
 use crate::serve_once;
 use deltaload_lake::TableName;
 use deltaload_tests::localstack::Stack;
-use deltaload_tests::{stderr, stdout, HEADER};
+use deltaload_tests::{orders_csv, stderr, stdout, Order};
 
 /// An orders file of `n` orders from `first`, about 70 bytes each.
 fn orders(first: u32, n: u32) -> String {
-    let mut text = HEADER.to_string();
-    for id in first..first + n {
-        text.push_str(&format!(
-            "{id},C{id},placed,1.00,EUR,,2026-10-01T08:00:00\n"
-        ));
-    }
-    text
+    let orders: Vec<Order> = (first..first + n)
+        .map(|id| Order::new(id).customer(format!("C{id}")))
+        .collect();
+    orders_csv(&orders)
 }
 
 #[tokio::test(flavor = "multi_thread")]

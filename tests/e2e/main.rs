@@ -54,16 +54,6 @@ pub fn serve_once(
     wait: &str,
     extra: &[&str],
 ) -> Output {
-    let mut args = vec![
-        "serve",
-        "--queue",
-        &stack.queue_url,
-        "--lake",
-        lake,
-        "--wait",
-        wait,
-        "--once",
-    ];
-    args.extend_from_slice(extra);
+    let args = stack.serve_args(lake, wait, extra);
     stack.cli(env!("CARGO_BIN_EXE_deltaload-faulty"), &args)
 }

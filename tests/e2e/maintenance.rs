@@ -3,20 +3,24 @@
 
 use crate::deltaload;
 use deltaload_lake::{MaintainOptions, SourceFile, TableName};
-use deltaload_tests::{load_one_by_one, stderr, stdout, Sandbox, HEADER};
+use deltaload_tests::{load_one_by_one, orders_csv, stderr, stdout, Order, Sandbox};
 
 /// A file changing orders `first..first + 20` at `hour`.
 fn file(name: &str, first: u64, hour: u64) -> String {
-    let mut text = HEADER.to_string();
-    for id in first..first + 20 {
-        text.push_str(&format!(
-            "{id},C{hour},placed,{hour}.00,EUR,,2026-10-01T{hour:02}:00:00\n"
-        ));
-    }
-    text.push_str(&format!(
-        "bad-{name},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"
-    ));
-    text
+    let mut orders: Vec<Order> = (first..first + 20)
+        .map(|id| {
+            Order::new(id)
+                .customer(format!("C{hour}"))
+                .amount(format!("{hour}.00"))
+                .updated_at(format!("2026-10-01T{hour:02}:00:00"))
+        })
+        .collect();
+    orders.push(
+        Order::new(format!("bad-{name}"))
+            .customer("C")
+            .updated_at("2026-10-01T00:00:00"),
+    );
+    orders_csv(&orders)
 }
 
 /// Loads `f{n}.csv` for each n, one process each: orders `10n..10n + 20` at hour n + 1.

@@ -2,19 +2,22 @@
 //! formats; and every command ends quietly when its reader goes away.
 
 use crate::deltaload;
-use deltaload_tests::{stderr, stdout, Sandbox, HEADER};
+use deltaload_tests::{orders_csv, stderr, stdout, Order, Sandbox};
 use std::process::{Command, Stdio};
 
 /// A sandbox whose lake holds orders 1..=30 (loaded from `raw/many.csv`).
 fn thirty_orders() -> Sandbox {
     let sb = Sandbox::new();
-    let mut text = HEADER.to_string();
-    for id in (1..=30).rev() {
-        text.push_str(&format!(
-            "{id},C{id},placed,{id}.50,EUR,,2026-10-01T10:00:00\n"
-        ));
-    }
-    sb.file("many.csv", text);
+    let orders: Vec<Order> = (1..=30)
+        .rev()
+        .map(|id| {
+            Order::new(id)
+                .customer(format!("C{id}"))
+                .amount(format!("{id}.50"))
+                .updated_at("2026-10-01T10:00:00")
+        })
+        .collect();
+    sb.file("many.csv", orders_csv(&orders));
     let load = deltaload(&sb, &["load", "raw/many.csv"], None);
     assert_eq!(load.status.code(), Some(0), "{}", stderr(&load));
     sb
@@ -136,7 +139,9 @@ async fn a_closed_output_pipe_ends_every_command_quietly() {
     let sb = thirty_orders();
     sb.file(
         "more.csv",
-        format!("{HEADER}31,C31,placed,1.00,EUR,,2026-10-01T10:00:00\n"),
+        orders_csv(&[Order::new(31)
+            .customer("C31")
+            .updated_at("2026-10-01T10:00:00")]),
     );
     for args in [
         &["show", "orders"][..],

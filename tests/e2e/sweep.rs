@@ -2,13 +2,13 @@
 //! found and repaired, history re-announced without loading anything twice.
 
 use deltaload_tests::localstack::Stack;
-use deltaload_tests::{stderr, stdout, HEADER};
+use deltaload_tests::{orders_csv, stderr, stdout, Order};
 
 const EXE: &str = env!("CARGO_BIN_EXE_deltaload-faulty");
 
 /// A change file with one new order.
 fn one_order(id: usize) -> String {
-    format!("{HEADER}{id},C1,placed,1.00,EUR,,2026-10-01T08:00:00\n")
+    orders_csv(&[Order::new(id)])
 }
 
 /// `n` files spread over three prefixes under `root`, order ids from `first`.

@@ -3,6 +3,9 @@
 
 pub mod faulty_store;
 pub mod localstack;
+pub mod orders;
+
+pub use orders::{orders_csv, Order};
 
 use deltaload_core::{Dataset, Spec};
 use deltaload_lake::{

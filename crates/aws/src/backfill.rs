@@ -5,7 +5,7 @@ use crate::enqueue::{Enqueuer, Sent};
 use crate::error::AwsError;
 use crate::event::{created_body, ObjectRef};
 use crate::listing::{Listed, Lister, S3Prefix, Selection};
-use deltaload_lake::{Lake, LedgerFile, LedgerStatus};
+use deltaload_lake::{Lake, LedgerStatus, RecordedVersion};
 use std::collections::HashMap;
 
 /// What to backfill.
@@ -47,7 +47,11 @@ pub struct BackfillReport {
 /// after reading it. An object refused unread (too large for the limits of
 /// the time, content id `unread:...`) is not held: a backfill after the limits
 /// were raised offers it again.
-pub fn held(ledger: &HashMap<String, Vec<LedgerFile>>, location: &str, etag: Option<&str>) -> bool {
+pub fn held(
+    ledger: &HashMap<String, Vec<RecordedVersion>>,
+    location: &str,
+    etag: Option<&str>,
+) -> bool {
     let Some(etag) = etag else { return false };
     ledger.get(location).is_some_and(|rows| {
         rows.iter().any(|r| {
@@ -141,8 +145,8 @@ pub async fn backfill(
 mod tests {
     use super::*;
 
-    fn row(content_id: &str, status: LedgerStatus) -> LedgerFile {
-        LedgerFile {
+    fn row(content_id: &str, status: LedgerStatus) -> RecordedVersion {
+        RecordedVersion {
             content_id: content_id.to_string(),
             etag: Some("e1".to_string()),
             status,
@@ -153,7 +157,7 @@ mod tests {
 
     #[test]
     fn an_object_refused_unread_is_offered_again_one_refused_once_read_is_not() {
-        let at = |r: LedgerFile| HashMap::from([("s3://b/k".to_string(), vec![r])]);
+        let at = |r: RecordedVersion| HashMap::from([("s3://b/k".to_string(), vec![r])]);
         let unread = at(row("unread:etag:e1", LedgerStatus::Refused));
         assert!(!held(&unread, "s3://b/k", Some("e1")));
         let read = at(row("sha256:ab", LedgerStatus::Refused));

@@ -5,7 +5,7 @@ use crate::backfill::announce;
 use crate::enqueue::Enqueuer;
 use crate::error::AwsError;
 use crate::listing::{Listed, Lister, S3Prefix, Selection};
-use deltaload_lake::{DuplicateKey, Lake, LedgerFile, LedgerStatus, OrphanRejects};
+use deltaload_lake::{DuplicateKey, Lake, LedgerStatus, OrphanRejects, RecordedVersion};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
@@ -84,7 +84,7 @@ impl ReconcileReport {
 
 /// What the ledger says of one listed object.
 fn judge(
-    rows: Option<&Vec<LedgerFile>>,
+    rows: Option<&Vec<RecordedVersion>>,
     object: &Listed,
     unbalanced: &HashSet<String>,
     location: &str,
@@ -129,7 +129,7 @@ pub async fn reconcile(
     enqueue: Option<(&aws_sdk_sqs::Client, &str, &str)>,
 ) -> Result<ReconcileReport, AwsError> {
     let root = at.location(&at.prefix);
-    let ledger: HashMap<String, Vec<LedgerFile>> = lake.ledger_files(&root).await?;
+    let ledger: HashMap<String, Vec<RecordedVersion>> = lake.ledger_files(&root).await?;
     let unbalanced: HashSet<String> = lake.unbalanced_files(&root).await?.into_iter().collect();
     let mut report = ReconcileReport::default();
     let mut enqueuer = enqueue.map(|(sqs, url, _)| Enqueuer::new(sqs, url, None));

@@ -4,7 +4,7 @@ use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use deltaload_core::compression::Unreadable;
-use deltaload_lake::SourceFile;
+use deltaload_lake::{Expanded, SourceFile};
 
 /// What reading an announced object gave.
 #[derive(Debug)]
@@ -231,22 +231,18 @@ impl S3Reader {
             .whole_limit()
             .saturating_sub(self.held.load(std::sync::atomic::Ordering::Relaxed))
             .saturating_add(size);
-        let whole = self.max_bytes.min(room);
-        let mut expanded = Vec::new();
-        let expansion =
-            deltaload_core::compression::expand_into(bytes.as_slice(), &mut expanded, whole)
-                .map_err(|e| local(("expanding an object in memory".to_string(), Box::new(e))))?;
-        match expansion {
-            Ok(n) if self.hold(n.saturating_sub(size)) => Ok(file(expanded, None)),
-            Ok(_) | Err(Unreadable::TooLarge { .. }) if whole < self.max_bytes => {
-                drop(expanded);
+        let open = || Ok(bytes.as_slice());
+        let keep = |n: u64| self.hold(n.saturating_sub(size));
+        let expanded =
+            deltaload_lake::expand_gzip(open, (room, self.max_bytes), &self.budget.spill_dir, keep);
+        match expanded.map_err(|e| local((e.to_string(), Box::new(e))))? {
+            Ok(Expanded::Memory(expanded)) => Ok(file(expanded, None)),
+            Ok(Expanded::Disk(on_disk)) => {
                 give_back(&self.held, size);
-                match self.expand_to_disk(bytes.as_slice()).map_err(local)? {
-                    Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
-                    Err(why) => Ok(Fetched::Unreadable(why)),
-                }
+                let size = std::fs::metadata(&on_disk.path).map_or(0, |m| m.len());
+                self.reserve(size).map_err(local)?;
+                Ok(file(Vec::new(), Some(on_disk)))
             }
-            Ok(_) => Ok(file(expanded, None)),
             Err(why) => Ok(Fetched::Unreadable(why)),
         }
     }

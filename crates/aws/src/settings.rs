@@ -38,6 +38,22 @@ impl Sources {
     }
 }
 
+/// Which program reads the settings. Three defaults differ between them, on
+/// purpose; everything else is read and defaulted the same.
+///
+/// | setting | Lambda | `serve`, `replay` |
+/// |---|---|---|
+/// | `DELTALOAD_LAKE` | required | `./lake` |
+/// | `DELTALOAD_SOURCES` | required | any bucket (the command says so) |
+/// | `DELTALOAD_METRICS_NAMESPACE` | `deltaload` | none: no EMF lines among the command's output |
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// The Lambda function.
+    Lambda,
+    /// `deltaload serve` and `deltaload replay`.
+    Serve,
+}
+
 /// The settings of the event-driven loader, for the Lambda and `deltaload serve`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -120,31 +136,41 @@ impl Settings {
     /// The Lambda's settings, from the process environment: see
     /// [`Settings::from_vars`].
     pub fn from_env() -> Result<Self, AwsError> {
-        Self::from_vars(|name| std::env::var(name).ok(), machine_memory())
+        Self::from_vars(
+            |name| std::env::var(name).ok(),
+            machine_memory(),
+            Runner::Lambda,
+        )
     }
 
-    /// The Lambda's settings from `vars` (a variable's value by name; empty
+    /// The settings of `runner` from `vars` (a variable's value by name; empty
     /// counts as unset) and the machine's memory: `DELTALOAD_LAKE` and
-    /// `DELTALOAD_SOURCES` (comma-separated) are required; `DELTALOAD_MAX_OBJECT_BYTES`,
-    /// `DELTALOAD_METRICS_NAMESPACE` (default `deltaload`),
+    /// `DELTALOAD_SOURCES` (comma-separated), required by the Lambda (see
+    /// [`Runner`]); `DELTALOAD_MAX_OBJECT_BYTES`,
+    /// `DELTALOAD_METRICS_NAMESPACE` (the Lambda's default `deltaload`),
     /// `DELTALOAD_DEADLINE_MARGIN_SECONDS`, `DELTALOAD_SPEC`, `DELTALOAD_ENGINE`,
     /// the memory budget's variables ([`memory_budget`]) and the AWS endpoint
     /// (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) are read when set.
     pub fn from_vars(
         vars: impl Fn(&str) -> Option<String>,
         machine_bytes: Option<u64>,
+        runner: Runner,
     ) -> Result<Self, AwsError> {
         let var = |name: &str| vars(name).filter(|v| !v.is_empty());
-        let lake = var("DELTALOAD_LAKE").ok_or_else(|| {
-            AwsError::Config(
-                "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
-            )
-        })?;
+        let lake = match (var("DELTALOAD_LAKE"), runner) {
+            (Some(lake), _) => lake,
+            (None, Runner::Serve) => "./lake".to_string(),
+            (None, Runner::Lambda) => {
+                return Err(AwsError::Config(
+                    "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
+                ))
+            }
+        };
         let sources: Vec<String> = var("DELTALOAD_SOURCES")
             .map(|s| s.split(',').map(str::to_string).collect())
             .unwrap_or_default();
         let sources = Sources::parse(&sources)?;
-        if sources.is_empty() {
+        if sources.is_empty() && runner == Runner::Lambda {
             return Err(AwsError::Config(
                 "DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes \
                  it names (s3://BUCKET[/PREFIX], comma-separated)"
@@ -164,10 +190,13 @@ impl Settings {
             sources,
             max_object_bytes,
             endpoint_url: var("AWS_ENDPOINT_URL_S3").or_else(|| var("AWS_ENDPOINT_URL")),
-            metrics_namespace: Some(
-                var("DELTALOAD_METRICS_NAMESPACE")
-                    .unwrap_or_else(|| DEFAULT_METRICS_NAMESPACE.to_string()),
-            ),
+            metrics_namespace: match runner {
+                Runner::Lambda => Some(
+                    var("DELTALOAD_METRICS_NAMESPACE")
+                        .unwrap_or_else(|| DEFAULT_METRICS_NAMESPACE.to_string()),
+                ),
+                Runner::Serve => var("DELTALOAD_METRICS_NAMESPACE"),
+            },
             deadline_margin: match var("DELTALOAD_DEADLINE_MARGIN_SECONDS") {
                 Some(v) => std::time::Duration::from_secs(v.parse().map_err(|_| {
                     AwsError::Config(format!(
@@ -257,128 +286,5 @@ pub fn lake_root(lake: &str, endpoint_url: Option<&str>) -> Result<LakeRoot, Aws
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn settings(pairs: &[(&str, &str)]) -> Result<Settings, AwsError> {
-        let vars: std::collections::HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Settings::from_vars(|name| vars.get(name).cloned(), Some(8 << 30))
-    }
-
-    #[test]
-    fn sources_are_s3_prefixes_parsed_as_backfill_parses_them() {
-        let sources = Sources::parse(&["s3://landing/in/", " ", "s3://other"]).unwrap();
-        assert!(sources.allows("landing", "in/a.csv"));
-        assert!(!sources.allows("landing", "out/a.csv"));
-        assert!(sources.allows("other", "any/key"));
-        let e = Sources::parse(&["landing/in"]).unwrap_err().to_string();
-        assert!(
-            e.contains("source \"landing/in\" is not s3://BUCKET[/PREFIX]"),
-            "{e}"
-        );
-        let e = Sources::parse(&["s3:///in"]).unwrap_err().to_string();
-        assert!(e.contains("names no bucket"), "{e}");
-        assert!(Sources::parse::<&str>(&[]).unwrap().allows("any", "key"));
-    }
-
-    #[test]
-    fn the_lambda_settings_need_the_lake_and_the_sources_and_default_the_rest() {
-        let lake = ("DELTALOAD_LAKE", "s3://lake/l");
-        let sources = ("DELTALOAD_SOURCES", "s3://landing/in/");
-        let needs = |pairs: &[(&str, &str)], name: &str| match settings(pairs) {
-            Err(e) => assert!(e.to_string().contains(name), "{e}"),
-            Ok(s) => panic!("settings without {name}: {s:?}"),
-        };
-        needs(&[sources], "DELTALOAD_LAKE");
-        needs(&[lake], "DELTALOAD_SOURCES");
-        needs(&[lake, ("DELTALOAD_SOURCES", "")], "DELTALOAD_SOURCES");
-        let s = settings(&[lake, sources, ("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1024")]).unwrap();
-        assert_eq!(s.max_object_bytes, DEFAULT_MAX_OBJECT_BYTES);
-        assert_eq!(
-            s.metrics_namespace.as_deref(),
-            Some(DEFAULT_METRICS_NAMESPACE)
-        );
-        assert_eq!(s.deadline_margin, crate::handler::DEFAULT_DEADLINE_MARGIN);
-        assert_eq!(s.engine, deltaload_lake::Engine::Keyed);
-        assert_eq!(s.memory_budget.bytes, Some(768 << 20));
-        assert_eq!(s.endpoint_url, None);
-        let s = settings(&[lake, sources, ("AWS_ENDPOINT_URL", "http://localhost:4566")]).unwrap();
-        assert_eq!(s.endpoint_url.as_deref(), Some("http://localhost:4566"));
-        assert_eq!(s.memory_budget.bytes, Some(4 << 30), "half the machine");
-        needs(
-            &[lake, sources, ("DELTALOAD_MAX_OBJECT_BYTES", "1 GB")],
-            "DELTALOAD_MAX_OBJECT_BYTES",
-        );
-        needs(
-            &[lake, sources, ("DELTALOAD_ENGINE", "spark")],
-            "DELTALOAD_ENGINE",
-        );
-        needs(
-            &[lake, sources, ("DELTALOAD_MEMORY_BUDGET", "lots")],
-            "DELTALOAD_MEMORY_BUDGET",
-        );
-    }
-
-    #[test]
-    fn the_budget_is_the_given_one_else_a_share_of_the_function_or_the_machine() {
-        let budget = |e, l, m| memory_budget(e, (None, None), l, m).map(|b| b.bytes);
-        assert_eq!(
-            budget(Some("256MiB"), Some("1024"), None).unwrap(),
-            Some(256 << 20)
-        );
-        assert_eq!(budget(Some("none"), Some("1024"), None).unwrap(), None);
-        assert_eq!(
-            budget(None, Some("1024"), Some(1 << 34)).unwrap(),
-            Some(768 << 20)
-        );
-        assert_eq!(budget(None, None, Some(8 << 30)).unwrap(), Some(4 << 30));
-        assert_eq!(budget(None, None, None).unwrap(), None);
-        assert!(budget(Some("lots"), None, None).is_err());
-        assert!(budget(None, Some("1 GB"), None).is_err());
-        let space = memory_budget(None, (None, Some("4096MiB")), Some("1024"), None).unwrap();
-        assert_eq!(space.spill_space, Some(4 << 30));
-    }
-
-    #[test]
-    fn sources_limit_buckets_and_prefixes() {
-        let s = Sources::parse(&["s3://landing/orders/", " s3://other "]).unwrap();
-        assert!(s.allows("landing", "orders/a.csv"));
-        assert!(!s.allows("landing", "secret/a.csv"));
-        assert!(s.allows("other", "anything"));
-        assert!(!s.allows("third", "orders/a.csv"));
-        assert!(Sources::default().allows("any", "thing"));
-        assert!(Sources::parse(&["landing"]).is_err());
-        assert!(Sources::parse(&["s3:///x"]).is_err());
-    }
-
-    #[test]
-    fn no_region_is_one_line_naming_the_variable() {
-        let message = required_region(None).unwrap_err().to_string();
-        assert!(message.contains("set AWS_REGION"), "{message}");
-        assert!(!message.contains('\n') && message.len() < 160, "{message}");
-        let region = aws_config::Region::new("eu-west-1");
-        assert_eq!(required_region(Some(region.clone())).unwrap(), region);
-    }
-
-    #[test]
-    fn http_endpoints_allow_http_for_s3_lakes_only() {
-        let root = lake_root("s3://lake/prefix", Some("http://127.0.0.1:4566")).unwrap();
-        assert_eq!(
-            root.storage_options
-                .get("AWS_ALLOW_HTTP")
-                .map(String::as_str),
-            Some("true")
-        );
-        assert!(lake_root("s3://lake", Some("https://s3.example"))
-            .unwrap()
-            .storage_options
-            .is_empty());
-        assert!(lake_root("s3://lake", None)
-            .unwrap()
-            .storage_options
-            .is_empty());
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

@@ -16,7 +16,7 @@ pub struct HandlerArgs {
     #[arg(long, env = "DELTALOAD_MAX_OBJECT_BYTES", default_value_t = deltaload_aws::settings::DEFAULT_MAX_OBJECT_BYTES)]
     pub max_object_bytes: u64,
     /// Also print each batch's figures on stdout as CloudWatch EMF, in this namespace.
-    #[arg(long, value_name = "NAMESPACE")]
+    #[arg(long, env = "DELTALOAD_METRICS_NAMESPACE", value_name = "NAMESPACE")]
     pub metrics_namespace: Option<String>,
     /// The engine writing the datasets' tables: keyed (deltaload's keyed upsert)
     /// or merge (delta-rs's MERGE).
@@ -24,6 +24,37 @@ pub struct HandlerArgs {
     pub engine: deltaload_lake::Engine,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
+}
+
+impl HandlerArgs {
+    /// The settings' variables these arguments give (each from its option,
+    /// else from its environment variable, else clap's default).
+    pub(crate) fn vars(&self) -> std::collections::HashMap<&'static str, String> {
+        let memory = &self.memory;
+        let given = [
+            ("DELTALOAD_LAKE", Some(self.lake.clone())),
+            ("DELTALOAD_SOURCES", Some(self.sources.join(","))),
+            (
+                "DELTALOAD_MAX_OBJECT_BYTES",
+                Some(self.max_object_bytes.to_string()),
+            ),
+            (
+                "DELTALOAD_METRICS_NAMESPACE",
+                self.metrics_namespace.clone(),
+            ),
+            ("DELTALOAD_ENGINE", Some(self.engine.as_str().to_string())),
+            ("DELTALOAD_MEMORY_BUDGET", memory.memory_budget.clone()),
+            (
+                "DELTALOAD_SPILL_DIR",
+                memory.spill_dir.as_ref().map(|d| d.display().to_string()),
+            ),
+            ("DELTALOAD_SPILL_SPACE", memory.spill_space.clone()),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|v| (name, v)))
+            .collect()
+    }
 }
 
 /// An engine named on the command line.

@@ -3,10 +3,10 @@
 use crate::args::LoadArgs;
 use crate::output::out;
 use anyhow::Context;
-use deltaload_core::compression::Unreadable;
 use deltaload_core::Spec;
 use deltaload_lake::{
-    local_source, LakeError, LoadOptions, LoadOutcome, MemoryBudget, OnDisk, SourceFile,
+    expand_gzip, local_source, Expanded, LakeError, LoadOptions, LoadOutcome, MemoryBudget, OnDisk,
+    SourceFile,
 };
 use std::path::Path;
 use std::process::ExitCode;
@@ -120,22 +120,16 @@ pub(crate) fn read(
             std::fs::read(path).map_err(io)?,
         ));
     }
-    let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
-    let mut expanded = Vec::new();
-    let whole = limit.min(*room);
-    match deltaload_core::compression::expand_into(input, &mut expanded, whole).map_err(io)? {
-        Ok(n) => {
-            *room -= n;
-            Ok(SourceFile::in_memory(location, expanded))
-        }
-        Err(Unreadable::TooLarge { .. }) if whole < limit => {
-            drop(expanded);
-            let input = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
-            match OnDisk::expanded(input, &budget.spill_dir, limit).map_err(io)? {
-                Ok(expanded) => Ok(on_disk(expanded)),
-                Err(why) => Err(why.to_string()),
-            }
-        }
+    let open = || std::fs::File::open(path).map(std::io::BufReader::new);
+    let had = *room;
+    let keep = |n| {
+        *room -= n;
+        true
+    };
+    let expanded = expand_gzip(open, (had, limit), &budget.spill_dir, keep);
+    match expanded.map_err(|e| format!("{shown}: {e}"))? {
+        Ok(Expanded::Memory(bytes)) => Ok(SourceFile::in_memory(location, bytes)),
+        Ok(Expanded::Disk(expanded)) => Ok(on_disk(expanded)),
         Err(why) => Err(why.to_string()),
     }
 }

@@ -6,8 +6,8 @@ use anyhow::Context;
 use deltaload_aws::consumer::{serve, ServeOptions};
 use deltaload_aws::handler::batch_response;
 use deltaload_aws::redrive::saved_messages;
-use deltaload_aws::settings::endpoint_from_env;
-use deltaload_aws::{Handler, Settings, Sources};
+use deltaload_aws::settings::{machine_memory, Runner};
+use deltaload_aws::{Handler, Settings};
 use deltaload_core::Spec;
 use std::process::ExitCode;
 
@@ -17,17 +17,17 @@ pub(crate) async fn handler(
     spec: &Spec,
     command: &str,
 ) -> anyhow::Result<(Handler, aws_config::SdkConfig)> {
-    let settings = Settings {
-        lake: args.lake.clone(),
-        sources: Sources::parse(&args.sources)?,
-        max_object_bytes: args.max_object_bytes,
-        endpoint_url: endpoint_from_env(),
-        metrics_namespace: args.metrics_namespace.clone(),
-        deadline_margin: deltaload_aws::handler::DEFAULT_DEADLINE_MARGIN,
-        spec: None,
-        engine: args.engine,
-        memory_budget: args.memory.budget()?,
+    // The Lambda's settings, read the same way: the options (or their
+    // variables) first, then the environment for the rest.
+    let given = args.vars();
+    let var = |name: &str| {
+        given
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
     };
+    let settings = Settings::from_vars(var, machine_memory(), Runner::Serve)?;
+    settings.memory_budget.sweep_spills(false);
     if settings.sources.is_empty() {
         eprintln!("deltaload {command}: no --source given, objects of any bucket will be read");
     }

@@ -14,21 +14,13 @@ name = "t"
 keys = ["a", "b"]
 sequence_by = ["seq"]
 update_columns = ["v"]
-[[dataset.columns]]
-name = "a"
-type = "int"
-[[dataset.columns]]
-name = "b"
-type = "string"
-[[dataset.columns]]
-name = "seq"
-type = "bigint"
-[[dataset.columns]]
-name = "v"
-type = "string"
-[[dataset.columns]]
-name = "kept"
-type = "string"
+columns = [
+    { name = "a", type = "int" },
+    { name = "b", type = "string" },
+    { name = "seq", type = "bigint" },
+    { name = "v", type = "string" },
+    { name = "kept", type = "string" },
+]
 "#,
         "t.toml",
     )

@@ -17,8 +17,8 @@ pub struct Reject {
     pub raw: String,
     /// The key's field texts when there are any, to help find the row.
     pub key: Option<String>,
-    /// Why it was rejected.
-    pub reason: String,
+    /// Why it was rejected (the rejected table holds its text).
+    pub reason: RejectReason,
 }
 
 /// Everything a file holds once its header has passed the contract.
@@ -146,7 +146,9 @@ fn read_records(dataset: &Dataset, body: &[u8], at: &[usize], mut line: u64) -> 
                     line,
                     raw: raw.trim_end_matches(['\r', '\n']).to_string(),
                     key: None,
-                    reason: format!("unreadable CSV: {e}"),
+                    reason: RejectReason::UnreadableCsv {
+                        detail: e.to_string(),
+                    },
                 });
                 break;
             }
@@ -165,7 +167,7 @@ fn read_records(dataset: &Dataset, body: &[u8], at: &[usize], mut line: u64) -> 
                     line,
                     raw: raw_text(body, first, end),
                     key: key_text(dataset, &record, at),
-                    reason: reason.to_string(),
+                    reason,
                 })
             }
         }

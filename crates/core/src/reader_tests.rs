@@ -32,7 +32,7 @@ fn seed_day_one_has_one_reject() {
         "1003,C03,placed,abc,EUR,2026-10-02T11:30:00,2026-10-02T11:30:00"
     );
     assert_eq!(r.key.as_deref(), Some("1003"));
-    assert!(r.reason.contains("amount"), "{}", r.reason);
+    assert!(r.reason.to_string().contains("amount"), "{}", r.reason);
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn field_count_invalid_utf8_nul_and_unterminated_quote() {
     let p = read_changes(&bytes).unwrap();
     assert_eq!(p.changes.len(), 1, "the NUL byte is data, not an error");
     assert_eq!(p.changes.row(0)[1], text("C\0"));
-    let reasons: Vec<&str> = p.rejects.iter().map(|r| r.reason.as_str()).collect();
+    let reasons: Vec<String> = p.rejects.iter().map(|r| r.reason.to_string()).collect();
     assert_eq!(reasons.len(), 3, "{reasons:?}");
     assert!(reasons[0].contains("8 fields"));
     assert!(reasons[1].contains("UTF-8"));
@@ -153,7 +153,7 @@ proptest::proptest! {
         let mut last = 0;
         for r in &parsed.rejects {
             proptest::prop_assert!(r.line >= 2 && r.line >= last, "line {} after {last}", r.line);
-            proptest::prop_assert!(!r.reason.is_empty());
+            proptest::prop_assert!(!r.reason.to_string().is_empty());
             last = r.line;
         }
         for c in parsed.changes.iter() {

@@ -33,6 +33,47 @@ pub enum RejectReason {
         /// The field's text (cut when long).
         text: String,
     },
+    /// A JSON Lines line that is JSON, but not an object.
+    NotJsonObject {
+        /// The JSON parser's message.
+        detail: String,
+    },
+    /// A JSON Lines line that is not JSON.
+    NotJson {
+        /// The JSON parser's message.
+        detail: String,
+        /// Where in the line, when the parser says.
+        column: Option<usize>,
+    },
+    /// A JSON Lines field written twice in one line.
+    FieldTwice {
+        /// The field.
+        name: String,
+    },
+    /// The rest of a CSV file, which the CSV reader could not read.
+    UnreadableCsv {
+        /// The CSV reader's message.
+        detail: String,
+    },
+}
+
+/// A reason reads as the text the rejected table holds.
+impl PartialEq<str> for RejectReason {
+    fn eq(&self, text: &str) -> bool {
+        self.to_string().as_str() == text
+    }
+}
+
+impl PartialEq<&str> for RejectReason {
+    fn eq(&self, text: &&str) -> bool {
+        self == *text
+    }
+}
+
+impl PartialEq<String> for RejectReason {
+    fn eq(&self, text: &String) -> bool {
+        self == text.as_str()
+    }
 }
 
 impl fmt::Display for RejectReason {
@@ -47,6 +88,17 @@ impl fmt::Display for RejectReason {
             Self::Null { name, text } => {
                 write!(f, "{name} is null ({} is in null_if)", shown(text))
             }
+            Self::NotJsonObject { detail } => write!(f, "is not a JSON object: {detail}"),
+            Self::NotJson {
+                detail,
+                column: Some(column),
+            } => write!(f, "is not valid JSON: {detail} at column {column}"),
+            Self::NotJson {
+                detail,
+                column: None,
+            } => write!(f, "is not valid JSON: {detail}"),
+            Self::FieldTwice { name } => write!(f, "field {} appears twice", shown(name)),
+            Self::UnreadableCsv { detail } => write!(f, "unreadable CSV: {detail}"),
         }
     }
 }

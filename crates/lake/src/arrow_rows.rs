@@ -1,7 +1,6 @@
 //! Rows of a lake's tables as Arrow record batches, and a dataset's rows read back.
 
 use crate::error::LakeError;
-use crate::ledger::LedgerEntry;
 use crate::schema::TableName;
 use crate::values;
 use deltalake::arrow::array::{
@@ -10,6 +9,7 @@ use deltalake::arrow::array::{
 use deltalake::arrow::datatypes::{DataType, Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{Dataset, Reconciliation, Reject, Row, Value};
+use deltaload_flow::LedgerRow;
 use std::sync::Arc;
 
 fn utc(values: impl IntoIterator<Item = Option<i64>>) -> ArrayRef {
@@ -150,7 +150,9 @@ pub(crate) fn rejects(
             longs(rejects.iter().map(|r| Some(r.line as i64))),
             strings(rejects.iter().map(|r| r.key.as_deref())),
             strings(rejects.iter().map(|r| Some(r.raw.as_str()))),
-            strings(rejects.iter().map(|r| Some(r.reason.as_str()))),
+            Arc::new(StringArray::from_iter_values(
+                rejects.iter().map(|r| r.reason.to_string()),
+            )),
             utc(std::iter::repeat_n(Some(loaded_at), n)),
         ],
     )
@@ -161,7 +163,7 @@ fn counts<'a, T: 'a>(rows: impl IntoIterator<Item = &'a T>, f: impl Fn(&T) -> u6
 }
 
 /// Rows of `ledger`.
-pub(crate) fn ledger(entries: &[LedgerEntry]) -> Result<RecordBatch, LakeError> {
+pub(crate) fn ledger(entries: &[LedgerRow]) -> Result<RecordBatch, LakeError> {
     let e = entries;
     batch(
         &TableName::Ledger,

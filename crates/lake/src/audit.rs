@@ -1,7 +1,6 @@
 //! Read-only questions about the lake, for `backfill`, `reconcile` and `status`.
 
 use crate::error::LakeError;
-use crate::ledger::LedgerStatus;
 use crate::schema::{quoted, timestamp, TableName};
 use crate::table::{longs_of, query, refresh, sql_string, strings_of};
 use crate::Lake;
@@ -9,11 +8,13 @@ use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::DeltaTable;
 use deltaload_core::Dataset;
+use deltaload_flow::LedgerStatus;
 use std::collections::{HashMap, HashSet};
 
-/// What the ledger holds of one file version.
+/// What the ledger holds of one version of a location (see
+/// [`crate::Lake::ledger_files`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LedgerFile {
+pub struct RecordedVersion {
     /// Its content id.
     pub content_id: String,
     /// The object's ETag, when it had one.
@@ -115,7 +116,7 @@ impl Lake {
     pub async fn ledger_files(
         &mut self,
         prefix: &str,
-    ) -> Result<HashMap<String, Vec<LedgerFile>>, LakeError> {
+    ) -> Result<HashMap<String, Vec<RecordedVersion>>, LakeError> {
         let sql = format!(
             "SELECT location, content_id, etag, status, reason, loaded_at FROM ledger \
              WHERE starts_with(location, {})",
@@ -128,7 +129,7 @@ impl Lake {
         let statuses = column_text(&found, 3)?;
         let reasons = column_text(&found, 4)?;
         let times = column_long(&found, 5, &timestamp())?;
-        let mut files: HashMap<String, Vec<LedgerFile>> = HashMap::new();
+        let mut files: HashMap<String, Vec<RecordedVersion>> = HashMap::new();
         let rows = locations.into_iter().zip(contents).zip(etags).zip(statuses);
         for ((((location, content), etag), status), (reason, at)) in
             rows.zip(reasons.into_iter().zip(times))
@@ -136,7 +137,7 @@ impl Lake {
             let Some(location) = location else { continue };
             let content_id = content.unwrap_or_default();
             let status = LedgerStatus::parse(status.as_deref(), &location, &content_id)?;
-            files.entry(location).or_default().push(LedgerFile {
+            files.entry(location).or_default().push(RecordedVersion {
                 content_id,
                 etag,
                 status,

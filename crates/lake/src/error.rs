@@ -51,6 +51,20 @@ pub enum LakeError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "writing the sorted run {path} of {table}: {source}; check the space left in the \
+         spill directory (--spill-dir, DELTALOAD_SPILL_DIR), then load again"
+    )]
+    /// A sorted run of a file read in pieces could not be written.
+    Spill {
+        /// The dataset.
+        table: String,
+        /// The run's file.
+        path: String,
+        /// Arrow's error (the I/O error within).
+        #[source]
+        source: deltalake::arrow::error::ArrowError,
+    },
     #[error("table {table}: {detail}")]
     /// Something that must hold does not (a bug, or a damaged table).
     Invariant {
@@ -62,36 +76,31 @@ pub enum LakeError {
     #[error(transparent)]
     /// A rule of the core failed (figures that do not balance).
     Core(#[from] deltaload_core::CoreError),
-    #[error(
-        "ledger row of {location} (content {content_id}) has status {}, which is none of \
-         loading, loaded or refused: the row is damaged or was written by another tool, and \
-         the file's state is unknown; delete the row from the ledger table (predicate \
-         location = '{location}' AND content_id = '{content_id}', e.g. with deltalake's \
-         DeltaTable.delete) and load the file again, which changes orders only where its \
-         changes are newer",
-        status.as_deref().map_or("missing".to_string(), |s| format!("{s:?}"))
-    )]
+    #[error(transparent)]
     /// A ledger row's status is none deltaload writes.
-    LedgerStatus {
-        /// The row's location.
-        location: String,
-        /// Its content id.
-        content_id: String,
-        /// The status found (`None`: missing).
-        status: Option<String>,
-    },
+    LedgerStatus(#[from] deltaload_flow::UnknownStatus),
     #[error(
-        "{attempts} attempts each lost a commit race to another writer, the last with: \
-         {source}; the load changed nothing and can run again (a message comes back by itself)"
+        "no dataset {name:?} in this lake's spec (it has: {}); name one of them, or add \
+         the dataset to the spec",
+        known.join(", ")
     )]
-    /// Every attempt of a load lost its commit to another writer.
-    Conflicts {
-        /// Attempts made.
-        attempts: u32,
-        /// The last attempt's error.
-        #[source]
-        source: Box<LakeError>,
+    /// A dataset the lake's spec does not declare.
+    UnknownDataset {
+        /// The name given.
+        name: String,
+        /// The spec's datasets.
+        known: Vec<String>,
     },
+    #[error("this lake has several datasets ({}): name the one to load into", known.join(", "))]
+    /// A load into "the" dataset of a lake that has several.
+    DatasetNeeded {
+        /// The spec's datasets.
+        known: Vec<String>,
+    },
+    #[error(transparent)]
+    /// Every attempt of a load lost its commit to another writer
+    /// ([`deltaload_flow::LoadError::Conflicts`], with the last attempt's error).
+    Conflicts(Box<deltaload_flow::LoadError<LakeError>>),
     #[error(
         "--key {key:?} cannot be a key of {table}: its key column {column} holds whole numbers"
     )]
@@ -133,6 +142,21 @@ pub enum LakeError {
         /// Where it would be.
         url: String,
     },
+}
+
+impl From<deltaload_flow::LoadError<LakeError>> for LakeError {
+    fn from(error: deltaload_flow::LoadError<LakeError>) -> Self {
+        use deltaload_flow::LoadError;
+        match error {
+            LoadError::Port(e) => e,
+            conflicts @ LoadError::Conflicts { .. } => Self::Conflicts(Box::new(conflicts)),
+            LoadError::Figures(e) => Self::Core(e),
+            LoadError::LeftOut { location } => Self::Invariant {
+                table: "ledger".into(),
+                detail: format!("{location} was left out of its batch"),
+            },
+        }
+    }
 }
 
 impl LakeError {

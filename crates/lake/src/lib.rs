@@ -23,6 +23,7 @@ pub mod budget;
 mod candidate;
 pub mod error;
 mod evolve;
+mod expand;
 mod intake;
 mod keys;
 mod ledger;
@@ -73,15 +74,16 @@ pub fn read_changes(
     }
 }
 
-pub use audit::{DuplicateKey, LakeStatus, LedgerFile, OrphanRejects};
+pub use audit::{DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
 pub use budget::MemoryBudget;
+pub use deltaload_flow::{LedgerRow, LedgerStatus, LoadOutcome, Loaded};
 pub use error::LakeError;
-pub use ledger::{LedgerEntry, LedgerStatus};
+pub use expand::{expand_gzip, ExpandError, Expanded};
 pub use location::{lake_url, local_source, LakeRoot};
 pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
-pub use outcome::{LoadOptions, LoadOutcome, Loaded, OnDisk, SourceFile, Unread, UNREAD};
+pub use outcome::{LoadOptions, OnDisk, SourceFile, Unread, UNREAD};
 pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
@@ -250,16 +252,14 @@ impl Lake {
         self.sets
             .iter()
             .position(|s| s.dataset.name == name)
-            .ok_or_else(|| LakeError::Invariant {
-                table: name.to_string(),
-                detail: format!(
-                    "no dataset {name:?} in this lake's spec (it has: {})",
-                    self.sets
-                        .iter()
-                        .map(|s| s.dataset.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+            .ok_or_else(|| LakeError::UnknownDataset {
+                name: name.to_string(),
+                known: self.dataset_names(),
             })
+    }
+
+    /// The names of the lake's datasets, in the spec's order.
+    pub(crate) fn dataset_names(&self) -> Vec<String> {
+        self.sets.iter().map(|s| s.dataset.name.clone()).collect()
     }
 }

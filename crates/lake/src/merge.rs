@@ -203,7 +203,7 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let key = crate::ledger::FileKey {
+        let key = deltaload_flow::FileKey {
             location: f1.location.clone(),
             content_id: deltaload_core::ContentId::of(&f1.bytes).to_string(),
         };

@@ -1,7 +1,5 @@
 //! What a load takes and gives: the files, the options, the outcomes.
 
-use deltaload_core::{HeaderMismatch, Reconciliation};
-
 /// A file to load, wherever it came from.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -146,32 +144,6 @@ impl SourceFile {
     }
 }
 
-/// A file that was loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loaded {
-    /// The file's reconciliation figures.
-    pub figures: Reconciliation,
-    /// The `orders` version after this file's load (no commit is made when nothing
-    /// changed; files loaded together share one).
-    pub orders_version: Option<u64>,
-    /// The orders commit was found from an earlier, interrupted load of the same file.
-    pub recovered: bool,
-}
-
-/// What became of a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadOutcome {
-    /// Loaded, with its figures.
-    Loaded(Loaded),
-    /// The ledger already holds this file version as loaded.
-    Skipped {
-        /// The table's version when it was loaded.
-        orders_version: Option<u64>,
-    },
-    /// The header breaks the contract; nothing but the ledger row was written.
-    Refused(HeaderMismatch),
-}
-
 /// Where a test can stop a load dead (compiled only with the `faults` feature).
 #[cfg(feature = "faults")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +166,20 @@ pub enum FaultPoint {
 
 #[cfg(feature = "faults")]
 impl FaultPoint {
+    /// The load's step this point is at the end of (`None`: a point of the
+    /// upsert or of `serve`).
+    pub fn step(self) -> Option<deltaload_flow::Step> {
+        use deltaload_flow::Step;
+        Some(match self {
+            Self::AfterRead => Step::AfterRead,
+            Self::AfterRejected => Step::AfterRejected,
+            Self::AfterOrders => Step::AfterOrders,
+            Self::AfterReconciliation => Step::AfterReconciliation,
+            Self::AfterLedger => Step::AfterLedger,
+            Self::AfterTombstones | Self::BeforeDelete => return None,
+        })
+    }
+
     /// Parses the names used by `DELTALOAD_FAULT`.
     pub fn parse(name: &str) -> Option<Self> {
         Some(match name {

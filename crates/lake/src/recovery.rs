@@ -3,10 +3,10 @@
 //! finds that commit and its counts instead of merging again.
 
 use crate::error::LakeError;
-use crate::ledger::FileKey;
 use crate::merge::{MergeCommit, COMMIT_KEY};
 use crate::Lake;
 use deltaload_core::MergeCounts;
+use deltaload_flow::FileKey;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 

@@ -6,21 +6,12 @@
 //! ones removed after it.
 
 use crate::candidate::Parsed;
-use crate::candidate::Resume;
 use crate::error::LakeError;
-use crate::ledger::FileKey;
 use crate::merge::MergedFile;
 use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
+use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
 use std::collections::HashMap;
-
-/// What the MERGE of a round did for one of its files.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Merged {
-    pub counts: MergeCounts,
-    /// Recovered from the commit of an earlier, interrupted load.
-    pub recovered: bool,
-}
 
 impl Lake {
     /// MERGEs the files of a round in one commit. Returns each file's counts, and
@@ -29,7 +20,7 @@ impl Lake {
     pub(crate) async fn merge_round(
         &mut self,
         ds: usize,
-        parsed: &[Parsed<'_>],
+        parsed: &[Parsed],
         resume: Resume,
         loaded_at: i64,
         opts: LoadOptions,
@@ -37,13 +28,13 @@ impl Lake {
         let recovered = match resume {
             Resume::Fresh => HashMap::new(),
             Resume::After(from) => {
-                let keys: Vec<FileKey> = parsed.iter().map(|p| p.candidate.key.clone()).collect();
+                let keys: Vec<FileKey> = parsed.iter().map(|p| p.key.clone()).collect();
                 self.find_merge_commits(ds, from, &keys).await?
             }
         };
         let mut counts: Vec<Option<MergeCounts>> = parsed
             .iter()
-            .map(|p| recovered.get(&p.candidate.key).map(|c| c.counts))
+            .map(|p| recovered.get(&p.key).map(|c| c.counts))
             .collect();
         let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
         let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
@@ -56,7 +47,7 @@ impl Lake {
             }
             [only] if dataset.delete_when.is_none() => {
                 // One file: the MERGE's own metrics are its counts.
-                let location = parsed[*only].candidate.key.location.as_str();
+                let location = parsed[*only].key.location.as_str();
                 let rows: Vec<(&[Value], &str)> =
                     parsed[*only].rows().map(|c| (c, location)).collect();
                 let files = [merged(parsed, *only, None)];
@@ -122,7 +113,7 @@ impl Lake {
     async fn upsert_spilled(
         &mut self,
         ds: usize,
-        p: &Parsed<'_>,
+        p: &Parsed,
         loaded_at: i64,
     ) -> Result<MergeCounts, LakeError> {
         let Some(spilled) = &p.spilled else {
@@ -130,8 +121,8 @@ impl Lake {
         };
         let mut merge = self.merge_of(ds, spilled, loaded_at)?;
         let files = [MergedFile {
-            location: &p.candidate.key.location,
-            content_id: &p.candidate.key.content_id,
+            location: &p.key.location,
+            content_id: &p.key.content_id,
             counts: None,
         }];
         let (counts, _, given) = self.upsert_sliced(ds, &mut merge, &files).await?;
@@ -145,7 +136,7 @@ impl Lake {
     async fn planned_merge(
         &mut self,
         ds: usize,
-        parsed: &[Parsed<'_>],
+        parsed: &[Parsed],
         replayed: &[usize],
         pending: &[usize],
         loaded_at: i64,
@@ -165,7 +156,7 @@ impl Lake {
             .map(|&i| parsed[i].rows().collect())
             .collect();
         let plan = attribute(&dataset, &current, &dead, &lists);
-        let location = |k: usize| parsed[replayed[k]].candidate.key.location.as_str();
+        let location = |k: usize| parsed[replayed[k]].key.location.as_str();
         let files: Vec<MergedFile> = replayed
             .iter()
             .zip(&plan.per_file)
@@ -219,10 +210,10 @@ impl Lake {
 }
 
 /// How a MERGE commit names file `i` of the round.
-fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -> MergedFile<'a> {
+fn merged(parsed: &[Parsed], i: usize, counts: Option<MergeCounts>) -> MergedFile<'_> {
     MergedFile {
-        location: &parsed[i].candidate.key.location,
-        content_id: &parsed[i].candidate.key.content_id,
+        location: &parsed[i].key.location,
+        content_id: &parsed[i].key.content_id,
         counts,
     }
 }
@@ -232,7 +223,7 @@ fn merged<'a>(parsed: &'a [Parsed<'_>], i: usize, counts: Option<MergeCounts>) -
 /// else the file whose delete the tombstone is deleted the row.
 fn recount(
     d: &Dataset,
-    parsed: &[Parsed<'_>],
+    parsed: &[Parsed],
     replayed: &[usize],
     counts: &mut [Option<MergeCounts>],
     row: &[Value],

@@ -142,10 +142,7 @@ async fn register(
     let label = name.as_str();
     table
         .update_datafusion_session(&ctx.state())
-        .map_err(|e| LakeError::Invariant {
-            table: label.clone(),
-            detail: format!("cannot register its storage for queries: {e}"),
-        })?;
+        .map_err(LakeError::delta(label.clone(), table.table_url()))?;
     let provider = table
         .table_provider()
         .await

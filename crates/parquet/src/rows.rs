@@ -6,7 +6,7 @@ use crate::convert::{cells, delete_flags, Skip};
 use crate::raw::{key_text, row_json};
 use crate::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use deltaload_core::{Dataset, ParsedFile, Reject, Value};
+use deltaload_core::{Dataset, ParsedFile, Reject, RejectReason, Value};
 
 /// Appends the rows of `batch` (whose first row is row `before + 1` of the
 /// file) to `parsed`. An error is a batch unlike the planned schema.
@@ -57,10 +57,18 @@ pub(crate) fn read_batch(
                 _ if reason.is_some() => {}
                 _ if delete == Some(true) && !needed => values.push(Value::Null),
                 Ok(Value::Null) if !column.nullable => {
-                    reason = Some(format!("{} is null", column.name))
+                    reason = Some(RejectReason::Column {
+                        name: column.name.clone(),
+                        detail: "is null".to_string(),
+                    })
                 }
                 Ok(v) => values.push(v),
-                Err(detail) => reason = Some(format!("{} {detail}", column.name)),
+                Err(detail) => {
+                    reason = Some(RejectReason::Column {
+                        name: column.name.clone(),
+                        detail,
+                    })
+                }
             }
         }
         values.extend(delete.map(Value::Bool));

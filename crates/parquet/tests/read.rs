@@ -230,14 +230,14 @@ fn dictionary_text_columns_read_like_text() {
     assert_eq!(p.changes.len(), 4);
     assert_eq!(p.changes.row(2)[1..2], [text("B")]);
     assert_eq!(p.changes.row(3)[5], Value::Decimal(200.into()));
-    let reasons: Vec<(u64, &str)> = p
+    let reasons: Vec<String> = p
         .rejects
         .iter()
-        .map(|r| (r.line, r.reason.as_str()))
+        .map(|r| format!("{}: {}", r.line, r.reason))
         .collect();
     assert_eq!(
         reasons,
-        [(3, "sku is null")],
+        ["3: sku is null"],
         "the first reason in declared order"
     );
 }
@@ -289,16 +289,16 @@ fn doubles_dates_and_local_times() {
         "-0 is 0"
     );
     assert_eq!(p.changes.row(2)[2], Value::Date(-1));
-    let reasons: Vec<(u64, &str)> = p
+    let reasons: Vec<String> = p
         .rejects
         .iter()
-        .map(|r| (r.line, r.reason.as_str()))
+        .map(|r| format!("{}: {}", r.line, r.reason))
         .collect();
     assert_eq!(
         reasons,
         [
-            (3, "score NaN is not a finite number"),
-            (5, "score inf is not a finite number"),
+            "3: score NaN is not a finite number",
+            "5: score inf is not a finite number",
         ]
     );
     let cols = vec![
@@ -353,7 +353,7 @@ fn a_value_beyond_its_declared_precision_is_rejected() {
         ),
     ];
     let p = read_parquet(&readings(), &parquet(cols, 3)).unwrap();
-    let reasons: Vec<&str> = p.rejects.iter().map(|r| r.reason.as_str()).collect();
+    let reasons: Vec<String> = p.rejects.iter().map(|r| r.reason.to_string()).collect();
     assert_eq!(
         reasons,
         [

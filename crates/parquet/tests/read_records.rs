@@ -36,16 +36,16 @@ fn a_null_key_or_sequence_rejects_the_row_with_its_raw_json() {
     assert_eq!(p.changes.len(), 3);
     let r = &p.rejects[0];
     assert_eq!(
-        (r.line, r.reason.as_str(), r.key.as_deref()),
-        (2, "sku is null", Some("W1,"))
+        (r.line, r.reason.to_string(), r.key.as_deref()),
+        (2, "sku is null".to_string(), Some("W1,"))
     );
     assert_eq!(
         r.raw,
         r#"{"warehouse":"W1","sku":null,"event_time":"2026-10-01T09:15:00.000001Z","seq":2,"qty":null,"price":"-0.01","active":false,"op":"u"}"#
     );
     assert_eq!(
-        (p.rejects[1].line, p.rejects[1].reason.as_str()),
-        (4, "seq is null")
+        (p.rejects[1].line, p.rejects[1].reason.to_string()),
+        (4, "seq is null".to_string())
     );
     let both = with("warehouse", strings(&[None; 5]));
     let both: Vec<_> = both

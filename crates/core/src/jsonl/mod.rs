@@ -98,7 +98,10 @@ enum Failure {
     /// The whole file is refused.
     Refused(HeaderMismatch),
     /// The line is a reject.
-    Rejected { key: Option<String>, reason: String },
+    Rejected {
+        key: Option<String>,
+        reason: RejectReason,
+    },
 }
 
 /// One line's object: every field as written, in order, duplicates included.
@@ -119,19 +122,19 @@ fn read_line(
             .and_then(|fields| key_text(dataset, &fields));
         return Err(Failure::Rejected {
             key,
-            reason: RejectReason::NotUtf8.to_string(),
+            reason: RejectReason::NotUtf8,
         });
     };
     let fields = parse_object(text).map_err(|reason| Failure::Rejected { key: None, reason })?;
     let slots = place(dataset, number, &fields)?;
     convert(dataset, &slots, out).map_err(|reason| Failure::Rejected {
         key: key_text(dataset, &fields),
-        reason: reason.to_string(),
+        reason,
     })
 }
 
 /// Parses a line's text as one JSON object; the error is a reject's reason.
-fn parse_object(text: &str) -> Result<Fields<'_>, String> {
+fn parse_object(text: &str) -> Result<Fields<'_>, RejectReason> {
     serde_json::from_str::<Shape>(text)
         .map(|_| split_object(text))
         .map_err(|e| {
@@ -139,13 +142,13 @@ fn parse_object(text: &str) -> Result<Fields<'_>, String> {
             // alone, a value of another type (seen at its start) none.
             let full = e.to_string();
             let at = format!(" at line {} column {}", e.line(), e.column());
-            let message = full.strip_suffix(&at).unwrap_or(&full);
+            let detail = full.strip_suffix(&at).unwrap_or(&full).to_string();
             match e.classify() {
-                serde_json::error::Category::Data => format!("is not a JSON object: {message}"),
-                _ if message.len() < full.len() => {
-                    format!("is not valid JSON: {message} at column {}", e.column())
-                }
-                _ => format!("is not valid JSON: {message}"),
+                serde_json::error::Category::Data => RejectReason::NotJsonObject { detail },
+                _ => RejectReason::NotJson {
+                    column: (detail.len() < full.len()).then(|| e.column()),
+                    detail,
+                },
             }
         })
 }
@@ -185,7 +188,9 @@ fn place<'a>(
     match twice {
         Some(name) => Err(Failure::Rejected {
             key: key_text(dataset, fields),
-            reason: format!("field {} appears twice", shown(name)),
+            reason: RejectReason::FieldTwice {
+                name: name.to_string(),
+            },
         }),
         None => Ok(slots),
     }

@@ -12,35 +12,17 @@ format = "jsonl"
 keys = ["warehouse", "sku"]
 sequence_by = ["event_time", "seq"]
 delete_when = { column = "op", in = ["d", "delete"] }
-[[dataset.columns]]
-name = "warehouse"
-type = "string"
-[[dataset.columns]]
-name = "sku"
-type = "string"
-[[dataset.columns]]
-name = "event_time"
-type = "timestamp"
-timezone = "Europe/Berlin"
-[[dataset.columns]]
-name = "seq"
-type = "bigint"
-[[dataset.columns]]
-name = "qty"
-type = "int"
-[[dataset.columns]]
-name = "price"
-type = "decimal(10,2)"
-[[dataset.columns]]
-name = "active"
-type = "boolean"
-[[dataset.columns]]
-name = "weight"
-type = "double"
-[[dataset.columns]]
-name = "shipped"
-type = "date"
-format = "%d.%m.%Y"
+columns = [
+    { name = "warehouse", type = "string" },
+    { name = "sku", type = "string" },
+    { name = "event_time", type = "timestamp", timezone = "Europe/Berlin" },
+    { name = "seq", type = "bigint" },
+    { name = "qty", type = "int" },
+    { name = "price", type = "decimal(10,2)" },
+    { name = "active", type = "boolean" },
+    { name = "weight", type = "double" },
+    { name = "shipped", type = "date", format = "%d.%m.%Y" },
+]
 "#;
 
 fn dataset(text: &str) -> Arc<Dataset> {
@@ -109,7 +91,7 @@ fn one(d: &Dataset, line: &str) -> Result<Vec<Value>, String> {
     let parsed = read(d, line);
     assert_eq!(parsed.records(), 1, "{line}");
     match parsed.rejects.first() {
-        Some(r) => Err(r.reason.clone()),
+        Some(r) => Err(r.reason.to_string()),
         None => Ok(parsed.changes.row(0).to_vec()),
     }
 }

@@ -146,12 +146,10 @@ pub(crate) fn spill(
                 .collect();
             let aligned = align(table, dataset, &rows, 0, label)?;
             let run = dir.path.join(format!("run-{}.arrow", runs.len()));
-            write_run(&run, &aligned.changes).map_err(|e| LakeError::Invariant {
+            write_run(&run, &aligned.changes).map_err(|source| LakeError::Spill {
                 table: label.to_string(),
-                detail: format!(
-                    "writing sorted run {}: {e}; check the space left in the spill directory",
-                    run.display()
-                ),
+                path: run.display().to_string(),
+                source,
             })?;
             schema = Some(aligned.changes.schema());
             written.0 += aligned.changes.num_rows() as u64;
@@ -211,12 +209,10 @@ fn narrowed(
         for (g, group) in runs.chunks(FAN_IN).enumerate() {
             let mut merge = Merge::new(dataset, (schema, group), &position, 0, RUN_BATCH_ROWS)?;
             let path = dir.path.join(format!("pass-{pass}-{g}.arrow"));
-            let failed = |e: deltalake::arrow::error::ArrowError| LakeError::Invariant {
+            let failed = |source: deltalake::arrow::error::ArrowError| LakeError::Spill {
                 table: label.to_string(),
-                detail: format!(
-                    "writing merged run {}: {e}; check the spill directory's space",
-                    path.display()
-                ),
+                path: path.display().to_string(),
+                source,
             };
             let file = std::fs::File::create(&path).map_err(|e| failed(e.into()))?;
             let mut writer =

@@ -65,6 +65,14 @@ impl Engine {
             _ => None,
         }
     }
+
+    /// The engine's name, as [`Engine::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keyed => "keyed",
+            Self::Merge => "merge",
+        }
+    }
 }
 
 impl Lake {

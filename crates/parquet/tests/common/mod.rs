@@ -24,27 +24,15 @@ keys = ["warehouse", "sku"]
 sequence_by = ["event_time", "seq"]
 delete_when = { column = "op", in = ["d", "delete"] }
 EXTRA
-[[dataset.columns]]
-name = "warehouse"
-type = "string"
-[[dataset.columns]]
-name = "sku"
-type = "string"
-[[dataset.columns]]
-name = "event_time"
-type = "timestamp"
-[[dataset.columns]]
-name = "seq"
-type = "bigint"
-[[dataset.columns]]
-name = "qty"
-type = "int"
-[[dataset.columns]]
-name = "price"
-type = "decimal(10,2)"
-[[dataset.columns]]
-name = "active"
-type = "boolean"
+columns = [
+    { name = "warehouse", type = "string" },
+    { name = "sku", type = "string" },
+    { name = "event_time", type = "timestamp" },
+    { name = "seq", type = "bigint" },
+    { name = "qty", type = "int" },
+    { name = "price", type = "decimal(10,2)" },
+    { name = "active", type = "boolean" },
+]
 "#;
 
 /// Doubles, dates, a zone for local times, a column that may not be null.
@@ -54,23 +42,13 @@ name = "readings"
 format = "parquet"
 keys = ["id"]
 extra_fields = "ignore"
-[[dataset.columns]]
-name = "id"
-type = "bigint"
-[[dataset.columns]]
-name = "score"
-type = "double"
-[[dataset.columns]]
-name = "day"
-type = "date"
-[[dataset.columns]]
-name = "at"
-type = "timestamp"
-timezone = "Europe/Berlin"
-[[dataset.columns]]
-name = "amount"
-type = "decimal(5,2)"
-nullable = false
+columns = [
+    { name = "id", type = "bigint" },
+    { name = "score", type = "double" },
+    { name = "day", type = "date" },
+    { name = "at", type = "timestamp", timezone = "Europe/Berlin" },
+    { name = "amount", type = "decimal(5,2)", nullable = false },
+]
 "#;
 
 fn parse(text: &str) -> Arc<Dataset> {

@@ -1,0 +1,32 @@
+//! Errors of a load: the adapter's, or the protocol's own.
+
+/// A load that failed. The ledger holds nothing of the round that failed,
+/// and running the same files again completes the load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError<E: std::error::Error + 'static> {
+    /// An adapter's call failed.
+    #[error(transparent)]
+    Port(#[from] E),
+    /// Every attempt of a round lost its commit to another writer.
+    #[error(
+        "{attempts} attempts each lost a commit race to another writer, the last with: \
+         {source}; the load changed nothing and can run again (a message comes back by itself)"
+    )]
+    Conflicts {
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's error.
+        #[source]
+        source: E,
+    },
+    /// A file's figures do not balance (a bug: the load stops before the
+    /// ledger claims it).
+    #[error(transparent)]
+    Figures(deltaload_core::CoreError),
+    /// A file of the batch got no outcome (a bug).
+    #[error("{location} was left out of its batch: a bug; run the load again")]
+    LeftOut {
+        /// The file.
+        location: String,
+    },
+}
