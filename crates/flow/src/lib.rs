@@ -1,7 +1,7 @@
 //! The load use case of deltaload: how a batch of files becomes rows in a
 //! dataset's tables exactly once, whatever repeats, races or dies.
 //!
-//! - [`plan`] cuts a batch into rounds;
+//! - [`plan()`] cuts a batch into rounds;
 //! - [`load`] runs each round through the ledger protocol (`loading`, the
 //!   writes, `loaded` last), retries a round that lost a commit race, and
 //!   resumes a round an earlier process left `loading`;

@@ -14,7 +14,7 @@ use deltaload_core::Reconciliation;
 use std::collections::HashMap;
 
 /// Loads `files` into dataset `dataset` (see the module docs and
-/// [`crate::plan`]): one outcome per file, in the order given. A file given
+/// [`mod@crate::plan`]): one outcome per file, in the order given. A file given
 /// twice with the same content is loaded once and reported skipped the second
 /// time. `force` loads files the ledger holds as loaded again. On error
 /// nothing is recorded in the ledger for the round that failed.
