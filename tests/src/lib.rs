@@ -4,6 +4,7 @@
 pub mod faulty_store;
 pub mod localstack;
 pub mod orders;
+mod stack_cli;
 
 pub use orders::{orders_csv, Order};
 

@@ -239,8 +239,7 @@ impl S3Reader {
             Ok(Expanded::Memory(expanded)) => Ok(file(expanded, None)),
             Ok(Expanded::Disk(on_disk)) => {
                 give_back(&self.held, size);
-                let size = std::fs::metadata(&on_disk.path).map_or(0, |m| m.len());
-                self.reserve(size).map_err(local)?;
+                self.reserve_expanded(&on_disk).map_err(local)?;
                 Ok(file(Vec::new(), Some(on_disk)))
             }
             Err(why) => Ok(Fetched::Unreadable(why)),
@@ -284,10 +283,14 @@ impl S3Reader {
     ) -> Result<Result<deltaload_lake::OnDisk, Unreadable>, ReadProblem> {
         let expanded = self.expand_onto_disk(input)?;
         if let Ok(on_disk) = &expanded {
-            let size = std::fs::metadata(&on_disk.path).map_or(0, |m| m.len());
-            self.reserve(size)?;
+            self.reserve_expanded(on_disk)?;
         }
         Ok(expanded)
+    }
+
+    /// Reserves the spill space an expansion on disk takes (its size).
+    fn reserve_expanded(&self, on_disk: &deltaload_lake::OnDisk) -> Result<(), ReadProblem> {
+        self.reserve(std::fs::metadata(&on_disk.path).map_or(0, |m| m.len()))
     }
 
     /// Gzip `input` expanded into a file of its own under the spill directory.
