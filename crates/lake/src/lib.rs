@@ -20,7 +20,6 @@
 mod arrow_rows;
 pub mod audit;
 pub mod budget;
-mod candidate;
 pub mod error;
 mod evolve;
 mod expand;
@@ -32,6 +31,7 @@ pub mod location;
 pub mod maintain;
 mod merge;
 mod outcome;
+mod parsed;
 mod predicates;
 mod recovery;
 mod retry;

@@ -5,12 +5,12 @@
 //! [`deltaload_flow::load`].
 
 use crate::arrow_rows::ReconciliationRow;
-use crate::candidate::Parsed;
 use crate::error::LakeError;
 use crate::intake::Intake;
 #[cfg(feature = "faults")]
 use crate::outcome::FaultPoint;
 use crate::outcome::{LoadOptions, SourceFile};
+use crate::parsed::Parsed;
 use crate::writes::FileRejects;
 use crate::Lake;
 use deltaload_core::{newest_of, ParsedFile, Value};

@@ -5,9 +5,9 @@
 //! figures. New tombstones are written before the table's MERGE, forgotten
 //! ones removed after it.
 
-use crate::candidate::Parsed;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
+use crate::parsed::Parsed;
 use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
