@@ -24,7 +24,9 @@ async fn a_poison_message_round_trips_through_replay_and_redrive_once_fixed() {
         if stack.depth(&stack.dlq_url).await == 1 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        stack
+            .wait_visible_on(&[&stack.queue_url, &stack.dlq_url], 1)
+            .await;
     }
     assert_eq!(
         stack.depth(&stack.dlq_url).await,

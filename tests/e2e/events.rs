@@ -145,7 +145,10 @@ async fn a_poison_message_rests_in_the_dead_letter_queue_after_max_receives() {
         if stack.depth(&stack.dlq_url).await == 1 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        // Received and failed: it comes back after its 1 s timeout.
+        stack
+            .wait_visible_on(&[&stack.queue_url, &stack.dlq_url], 1)
+            .await;
     }
     assert_eq!(
         stack.depth(&stack.dlq_url).await,
@@ -232,7 +235,8 @@ async fn four_consumers_with_every_event_delivered_twice_load_every_file_once() 
         if stack.pending(&stack.queue_url).await == 0 {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        // What a consumer left in flight comes back after the 5 s timeout.
+        stack.wait_for_messages(1).await;
     }
     let root = stack.lake_root();
     let ledger = table_rows(&root, &TableName::Ledger, "location, status")
@@ -286,15 +290,22 @@ async fn a_batch_in_flight_stays_invisible_past_the_visibility_timeout() {
         .messages
         .unwrap_or_default();
     assert_eq!(first.len(), 1);
-    // While the extension runs, 5 s (2.5 timeouts) pass and nobody else sees the message.
-    let held = tokio::select! {
-        never = deltaload_aws::consumer::keep_invisible(&stack.sqs, &stack.queue_url, &first, 2) => match never {},
-        seen = async {
-            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
-            receive(2).await.expect("receive").messages.unwrap_or_default().len()
-        } => seen,
-    };
+    // While the extension runs, 2.5 timeouts pass and nobody else sees the
+    // message, however often they ask.
+    let receipts = first
+        .iter()
+        .filter_map(|m| m.receipt_handle.clone())
+        .collect();
+    let extender =
+        deltaload_aws::consumer::Extender::start(&stack.sqs, &stack.queue_url, receipts, 2);
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(5000);
+    let mut held = 0;
+    while std::time::Instant::now() < until {
+        held += receive(1).await.expect("receive").messages().len();
+    }
+    let extensions = extender.stop();
     assert_eq!(held, 0, "the message reappeared while its load was running");
+    assert!(extensions >= 3, "{extensions} extensions in 5 s");
     // Once the extension stops, the message comes back after the timeout.
     let back = receive(5)
         .await

@@ -69,7 +69,9 @@ async fn odd_keys_zero_bytes_long_lines_and_huge_bodies() {
     );
     assert!(long[0][2].parse::<usize>().unwrap() > 10 << 20);
     // The poison body goes to the dead-letter queue on its next receive.
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    stack
+        .wait_visible_on(&[&stack.queue_url, &stack.dlq_url], 1)
+        .await;
     serve_once(&stack, &lake, "1", &[]);
     assert_eq!(stack.depth(&stack.dlq_url).await, 1);
 }

@@ -4,7 +4,7 @@
 use crate::serve_once;
 use aws_sdk_sqs::types::QueueAttributeName;
 use deltaload_tests::localstack::{queue_attribute, Stack};
-use deltaload_tests::{stderr, stdout, DAY1};
+use deltaload_tests::{stderr, stdout, DAY1, DAY2};
 
 async fn attribute(stack: &Stack, url: &str, name: QueueAttributeName) -> String {
     queue_attribute(&stack.sqs, url, name)
@@ -86,13 +86,15 @@ async fn the_deployed_template_guards_the_landing_bucket_and_announces_only_its_
         "only the landing bucket may send"
     );
 
-    // Only keys under the prefix with the suffix are announced.
-    stack.put("in/day1.csv", DAY1).await;
+    // Only keys under the prefix with the suffix are announced: the two
+    // objects outside the filter go first, and once the notifications of
+    // the two put after them have arrived, theirs would have too.
     stack.put("out/day1.csv", DAY1).await;
     stack.put("in/day1.txt", DAY1).await;
-    stack.wait_for_messages(1).await;
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-    assert_eq!(stack.pending(&stack.queue_url).await, 1);
+    stack.put("in/day1.csv", DAY1).await;
+    stack.put("in/day2.csv", DAY2).await;
+    stack.wait_for_messages(2).await;
+    assert_eq!(stack.pending(&stack.queue_url).await, 2);
 
     let lake = stack.outputs["LakeUri"]
         .as_str()
@@ -103,7 +105,7 @@ async fn the_deployed_template_guards_the_landing_bucket_and_announces_only_its_
     let out = serve_once(&stack, &lake, "1", &["--source", sources]);
     assert!(
         stdout(&out)
-            .starts_with("1 messages, 1 files loaded, 0 skipped, 0 refused, 0 missing, 0 failed"),
+            .starts_with("2 messages, 2 files loaded, 0 skipped, 0 refused, 0 missing, 0 failed"),
         "{}{}",
         stdout(&out),
         stderr(&out)

@@ -129,12 +129,23 @@ async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_r
     );
 }
 
+/// Writer `writer`'s file `n`: orders 1..=20 changed at hour `5 * writer + n`
+/// (writer 2's last file holds their newest change), and 20 orders of its own
+/// added, so that every load commits.
 fn source(writer: u64, n: u64) -> SourceFile {
     let name = format!("w{writer}f{n}.csv");
-    SourceFile::in_memory(
-        format!("/landing/{name}"),
-        file(&name, 1, writer * 5 + n).into_bytes(),
-    )
+    let hour = writer * 5 + n;
+    let own = 100 + 20 * (writer * 4 + n);
+    let mut text = file(&name, 1, hour);
+    let fresh = file(&name, own, hour);
+    text.extend(
+        fresh
+            .lines()
+            .skip(1)
+            .filter(|l| !l.starts_with("bad-"))
+            .map(|l| format!("{l}\n")),
+    );
+    SourceFile::in_memory(format!("/landing/{name}"), text.into_bytes())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -143,33 +154,48 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
     drop(sb.lake().await);
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let finished = &finished;
+    // When each load ran, in milliseconds since the epoch (as commits time themselves).
+    let spans = std::sync::Mutex::new(Vec::new());
+    let spans = &spans;
     let mut writers = Vec::new();
     for writer in 0..3 {
         let mut lake = sb.lake().await;
         writers.push(async move {
-            let loaded =
-                load_one_by_one(&mut lake, writer, (0..4).map(|n| source(writer, n))).await;
+            let mut loaded = 0;
+            for n in 0..4 {
+                let started = now_ms();
+                loaded += load_one_by_one(&mut lake, writer, [source(writer, n)]).await;
+                spans.lock().unwrap().push((started, now_ms()));
+            }
             finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             (loaded, lake.commit_retries())
         });
     }
     let mut maintainer = sb.lake().await;
+    let orders_dir = sb.lake_dir().join("orders");
     let maintenance = async move {
         let (mut runs, mut conflicts) = (0, 0);
         let opts = MaintainOptions {
             cluster: true,
             ..MaintainOptions::default()
         };
-        // Three runs spread over the loads (a scheduled maintenance meets a few
-        // loads, not a load every time).
-        while runs < 3 && (finished.load(std::sync::atomic::Ordering::SeqCst) < 3 || runs == 0) {
+        // Runs spread over the loads, as a schedule meets a few (back to back
+        // they would starve the loads): each after a load committed since the
+        // last, while loads are still running.
+        let orders = orders_dir.clone();
+        while runs < 4 && (runs == 0 || finished.load(std::sync::atomic::Ordering::SeqCst) < 3) {
             let report = maintainer
                 .maintain(opts)
                 .await
                 .unwrap_or_else(|e| panic!("maintain run {runs}: {e}"));
             conflicts += report.iter().map(|m| m.conflicts_retried).sum::<u32>();
             runs += 1;
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            let seen = last_version(&orders);
+            while last_version(&orders) == seen
+                && finished.load(std::sync::atomic::Ordering::SeqCst) < 3
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
         }
         (runs, conflicts)
     };
@@ -181,22 +207,77 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
         assert_eq!(loaded, 4);
         retries += r;
     }
-    eprintln!("{runs} maintain runs, {conflicts} compaction conflicts, {retries} load retries");
+    let compactions = compactions(&sb.lake_dir().join("orders"));
+    let spans = spans.lock().unwrap().clone();
+    let overlapped: Vec<_> = compactions
+        .iter()
+        .filter(|(_, at)| spans.iter().any(|(from, to)| from < at && at < to))
+        .collect();
+    eprintln!(
+        "{runs} maintain runs, compactions {compactions:?}, {} committed while a load ran, \
+         {conflicts} compaction conflicts, {retries} load retries",
+        overlapped.len()
+    );
+    // They did run together: a compaction committed while a load was running.
+    assert!(!overlapped.is_empty(), "no compaction overlapped a load");
     let ledger = sb.rows(TableName::Ledger, "status").await;
     assert_eq!(ledger.len(), 12);
     assert!(ledger.iter().all(|r| r[0] == "loaded"));
     let orders = sb
         .rows(deltaload_tests::orders_table(), "order_id, updated_at")
         .await;
-    assert_eq!(orders.len(), 20, "every order once");
-    // Writer 2's last file (hour 13) is the newest change of every order.
+    assert_eq!(orders.len(), 20 + 12 * 20, "every order once");
+    // Writer 2's last file (hour 13) is the newest change of orders 1..=20.
+    let shared: Vec<_> = orders.iter().filter(|r| r[0].len() < 3).collect();
+    assert_eq!(shared.len(), 20);
     assert!(
-        orders.iter().all(|r| r[1] == "2026-10-01T13:00:00Z"),
+        shared.iter().all(|r| r[1] == "2026-10-01T13:00:00Z"),
         "{orders:?}"
     );
     let recon = sb.rows(TableName::Reconciliation, "balanced").await;
     assert_eq!(recon.len(), 12);
     assert!(recon.iter().all(|r| r[0] == "true"));
+}
+
+/// Now, in milliseconds since the epoch.
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// The compactions (OPTIMIZE commits) of `table`: their versions and when
+/// they committed, in milliseconds since the epoch.
+fn compactions(table: &std::path::Path) -> Vec<(u64, i64)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(table.join("_delta_log")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(version) = name
+            .strip_suffix(".json")
+            .and_then(|v| v.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let action: serde_json::Value = serde_json::from_str(line).unwrap();
+            let info = &action["commitInfo"];
+            if info["operation"] == "OPTIMIZE" {
+                found.push((version, info["timestamp"].as_i64().expect("commit time")));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The newest version in `table`'s log.
+fn last_version(table: &std::path::Path) -> Option<u64> {
+    std::fs::read_dir(table.join("_delta_log"))
+        .ok()?
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json")?.parse().ok()
+        })
+        .max()
 }
 
 /// Whether `table`'s log holds a checkpoint of `version`.

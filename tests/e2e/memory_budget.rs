@@ -4,7 +4,7 @@
 
 use deltaload_core::Spec;
 use deltaload_lake::{
-    lake_url, Lake, LakeRoot, LoadOptions, LoadOutcome, MemoryBudget, SourceFile,
+    lake_url, Lake, LakeRoot, LoadOptions, LoadOutcome, MemoryBudget, SourceFile, Spills,
 };
 use deltaload_tests::lake_state_of;
 use proptest::prelude::*;
@@ -56,13 +56,13 @@ fn source(dir: &Path, name: &str, bytes: &[u8], on_disk: bool) -> SourceFile {
 }
 
 /// Loads `files` (the last two as one batch) into a lake at `root`, within
-/// `budget`; returns the outcomes.
+/// `budget`; returns the outcomes and what went through the spill directory.
 async fn load_all(
     root: &LakeRoot,
     spec: &Spec,
     budget: MemoryBudget,
     files: &[SourceFile],
-) -> Vec<LoadOutcome> {
+) -> (Vec<LoadOutcome>, Spills) {
     let mut lake = Lake::open_spec(root, spec).await.unwrap();
     lake.set_memory_budget(budget);
     let mut outcomes = Vec::new();
@@ -75,7 +75,7 @@ async fn load_all(
             .await
             .unwrap(),
     );
-    outcomes
+    (outcomes, lake.spills())
 }
 
 /// The outcomes without table versions (slices and one pass may commit at
@@ -109,10 +109,18 @@ async fn same_with_and_without_a_budget(merge_on_read: bool, files: Vec<Vec<u8>>
     let root = |name: &str| lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
     let spill = dir.path().join("spill");
     std::fs::create_dir_all(&spill).unwrap();
-    let free = load_all(&root("free"), &spec, MemoryBudget::unlimited(), &sources).await;
+    let (free, no_spills) =
+        load_all(&root("free"), &spec, MemoryBudget::unlimited(), &sources).await;
     let tiny = MemoryBudget::of(TINY, spill.clone());
-    let bounded = load_all(&root("tiny"), &spec, tiny, &sources).await;
+    let large = files
+        .iter()
+        .filter(|f| !tiny.fits_whole(f.len() as u64))
+        .count();
+    let (bounded, spills) = load_all(&root("tiny"), &spec, tiny, &sources).await;
     assert_eq!(figures(&bounded), figures(&free), "figures");
+    // The path under test ran: every file over the budget was read in pieces.
+    assert_eq!(no_spills, Spills::default());
+    assert_eq!(spills.files_in_pieces, large as u64, "{spills:?}");
     let free = lake_state_of(&root("free"), &spec, "", "").await;
     let bounded = lake_state_of(&root("tiny"), &spec, "", "").await;
     assert_eq!(bounded, free, "tables");
@@ -173,4 +181,41 @@ async fn a_file_that_cannot_load_within_the_budget_is_refused_with_the_reason_in
     lake.set_memory_budget(MemoryBudget::of(64 << 20, dir.path().to_path_buf()));
     let outcome = lake.load(&file, LoadOptions::default()).await.unwrap();
     assert!(matches!(outcome, LoadOutcome::Loaded(_)), "{outcome:?}");
+}
+
+/// A file of 2,000 orders within the tiny budget: read in pieces into many
+/// runs, upserted by many slices, and the table the same as without a budget.
+#[tokio::test]
+async fn a_large_file_is_read_in_pieces_into_runs_and_upserted_by_slices() {
+    let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from(deltaload_tests::HEADER);
+    for id in 0..2_000 {
+        csv.push_str(&format!(
+            "{id},C{id},placed,1.00,EUR,,2026-10-01T00:00:00\n"
+        ));
+    }
+    let file = source(dir.path(), "big.csv", csv.as_bytes(), true);
+    let root = |name: &str| lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
+    let (_, none) = load_all(
+        &root("free"),
+        &spec,
+        MemoryBudget::unlimited(),
+        std::slice::from_ref(&file),
+    )
+    .await;
+    let tiny = MemoryBudget::of(TINY, dir.path().to_path_buf());
+    let (outcomes, spills) = load_all(&root("tiny"), &spec, tiny, &[file]).await;
+    assert!(
+        matches!(outcomes[..], [LoadOutcome::Loaded(_)]),
+        "{outcomes:?}"
+    );
+    assert_eq!(none, Spills::default());
+    assert_eq!(spills.files_in_pieces, 1, "{spills:?}");
+    assert!(spills.runs_written > 10, "{spills:?}");
+    assert!(spills.slices > 10, "{spills:?}");
+    assert_eq!(
+        lake_state_of(&root("tiny"), &spec, "", "").await,
+        lake_state_of(&root("free"), &spec, "", "").await
+    );
 }

@@ -225,13 +225,30 @@ impl Stack {
     /// Waits until at least `n` messages are visible on the queue (S3 delivers
     /// notifications asynchronously, later under load).
     pub async fn wait_for_messages(&self, n: usize) {
+        self.wait_visible(&self.queue_url, n).await
+    }
+
+    /// Waits until at least `n` messages are visible on `queue_url` (new ones,
+    /// or ones whose visibility timeout ran out), for at most 60 s.
+    pub async fn wait_visible(&self, queue_url: &str, n: usize) {
+        self.wait_visible_on(&[queue_url], n).await
+    }
+
+    /// Waits until at least `n` messages are visible on the queues together,
+    /// for at most 60 s: a message that failed comes back on the queue, or
+    /// rests in the dead-letter queue.
+    pub async fn wait_visible_on(&self, queue_urls: &[&str], n: usize) {
         for _ in 0..600 {
-            if self.depth(&self.queue_url).await >= n {
+            let mut visible = 0;
+            for url in queue_urls {
+                visible += self.depth(url).await;
+            }
+            if visible >= n {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        panic!("fewer than {n} messages reached the queue within 60 s");
+        panic!("fewer than {n} messages were visible on {queue_urls:?} within 60 s");
     }
 
     /// Takes the notifications of `expected` uploads off the queue (as if they
@@ -329,13 +346,16 @@ impl Stack {
         total
     }
 
-    /// Runs `serve` (as `run` does it) once a second, at most `rounds` times,
-    /// until the queue holds no message: what a killed consumer left comes
-    /// back after the visibility timeout. Every run must succeed (`what` names
-    /// the case in the failure).
+    /// Runs `serve` (as `run` does it) whenever a message is visible, at most
+    /// `rounds` times, until the queue holds no message: what a killed
+    /// consumer left comes back after the visibility timeout. Every run must
+    /// succeed (`what` names the case in the failure).
     pub async fn serve_until_drained(&self, rounds: usize, what: &str, run: impl Fn() -> Output) {
         for _ in 0..rounds {
-            tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+            if self.pending(&self.queue_url).await == 0 {
+                return;
+            }
+            self.wait_visible(&self.queue_url, 1).await;
             let out = run();
             assert_eq!(
                 out.status.code(),
@@ -343,9 +363,6 @@ impl Stack {
                 "{what}: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            if self.pending(&self.queue_url).await == 0 {
-                return;
-            }
         }
     }
 

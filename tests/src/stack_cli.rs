@@ -23,6 +23,22 @@ impl Stack {
             .expect("run deltaload")
     }
 
+    /// Like [`Stack::cli_fault`], started in the background with its output
+    /// piped (collect it with `wait_with_output`).
+    pub fn spawn_fault(
+        &self,
+        exe: &str,
+        args: &[impl AsRef<std::ffi::OsStr>],
+        fault: &str,
+    ) -> std::process::Child {
+        self.command(exe, args)
+            .env("DELTALOAD_FAULT", fault)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start deltaload")
+    }
+
     /// The arguments of `serve --once` over the stack's queue into `lake`,
     /// waiting `wait` seconds for a first message, then `extra`.
     pub fn serve_args(&self, lake: &str, wait: &str, extra: &[&str]) -> Vec<String> {

@@ -7,7 +7,7 @@ use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry, QueueAttributeName,
 };
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// How `serve` polls.
@@ -59,11 +59,22 @@ pub async fn serve(
                 body: m.body.clone().unwrap_or_default(),
             })
             .collect();
-        // Keep the batch invisible while it loads, however long that takes.
-        let report = tokio::select! {
-            report = handler.handle(&batch) => report,
-            never = keep_invisible(sqs, &opts.queue_url, &messages, visibility) => match never {},
-        };
+        // Keep the batch invisible while it loads, however long that takes:
+        // the extender runs on a task of its own, and the load where its
+        // CPU-bound parts cannot hold up the runtime's workers.
+        let receipts = messages
+            .iter()
+            .filter_map(|m| m.receipt_handle.clone())
+            .collect();
+        let extender = Extender::start(sqs, &opts.queue_url, receipts, visibility);
+        let report = off_the_workers(handler.handle(&batch)).await;
+        let extensions = extender.stop();
+        if extensions > 0 {
+            tracing::info!(
+                extensions,
+                "the batch's visibility was extended while it loaded"
+            );
+        }
         #[cfg(feature = "faults")]
         if handler.fault() == Some(deltaload_lake::FaultPoint::BeforeDelete) {
             eprintln!("fault injected: BeforeDelete");
@@ -104,26 +115,82 @@ async fn visibility_timeout(sqs: &aws_sdk_sqs::Client, queue_url: &str) -> Resul
         .unwrap_or(30))
 }
 
-/// Extends the messages' visibility every half timeout; never returns (drop it,
-/// or let a `select!` end it, when the batch is done).
-pub async fn keep_invisible(
-    sqs: &aws_sdk_sqs::Client,
-    queue_url: &str,
-    messages: &[aws_sdk_sqs::types::Message],
+/// Runs `load` to its end on the calling thread with the runtime's
+/// context, outside its worker threads (on a multi-thread runtime): however
+/// long its CPU-bound parts (parsing, sorting, writing Parquet) hold the
+/// thread without yielding, the runtime's other tasks, the visibility
+/// extender among them, go on running.
+pub async fn off_the_workers<F: std::future::Future>(load: F) -> F::Output {
+    let handle = tokio::runtime::Handle::current();
+    match handle.runtime_flavor() {
+        // One thread runs every task: nothing could run beside the load.
+        tokio::runtime::RuntimeFlavor::CurrentThread => load.await,
+        _ => tokio::task::block_in_place(|| handle.block_on(load)),
+    }
+}
+
+/// The visibility extender of a batch in flight: a task of its own that
+/// extends the messages' visibility every half timeout until stopped.
+pub struct Extender {
+    task: tokio::task::JoinHandle<std::convert::Infallible>,
+    extended: Arc<AtomicU32>,
+}
+
+impl Extender {
+    /// Starts extending the visibility of the messages with these receipt
+    /// handles, `visibility` seconds at a time.
+    pub fn start(
+        sqs: &aws_sdk_sqs::Client,
+        queue_url: &str,
+        receipts: Vec<String>,
+        visibility: i32,
+    ) -> Self {
+        let extended = Arc::new(AtomicU32::new(0));
+        let task = tokio::spawn(keep_invisible(
+            sqs.clone(),
+            queue_url.to_string(),
+            receipts,
+            visibility,
+            extended.clone(),
+        ));
+        Self { task, extended }
+    }
+
+    /// Stops extending; returns how many extensions were sent.
+    pub fn stop(self) -> u32 {
+        self.task.abort();
+        self.extended.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Extender {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Extends the messages' visibility every half timeout, counting the
+/// extensions sent in `extended`; never returns (abort its task when the
+/// batch is done).
+async fn keep_invisible(
+    sqs: aws_sdk_sqs::Client,
+    queue_url: String,
+    receipts: Vec<String>,
     visibility: i32,
+    extended: Arc<AtomicU32>,
 ) -> std::convert::Infallible {
     let period = std::time::Duration::from_secs((visibility.max(2) / 2) as u64);
     loop {
         tokio::time::sleep(period).await;
         // SQS takes at most 10 entries per batch request.
-        for chunk in messages.chunks(SQS_BATCH) {
+        for chunk in receipts.chunks(SQS_BATCH) {
             let entries: Vec<ChangeMessageVisibilityBatchRequestEntry> = chunk
                 .iter()
                 .enumerate()
-                .filter_map(|(i, m)| {
+                .filter_map(|(i, receipt)| {
                     ChangeMessageVisibilityBatchRequestEntry::builder()
                         .id(i.to_string())
-                        .set_receipt_handle(m.receipt_handle.clone())
+                        .receipt_handle(receipt)
                         .visibility_timeout(visibility)
                         .build()
                         .ok()
@@ -131,12 +198,15 @@ pub async fn keep_invisible(
                 .collect();
             let sent = sqs
                 .change_message_visibility_batch()
-                .queue_url(queue_url)
+                .queue_url(&queue_url)
                 .set_entries(Some(entries))
                 .send()
                 .await;
             match sent {
-                Ok(_) => tracing::debug!(seconds = visibility, "batch visibility extended"),
+                Ok(_) => {
+                    extended.fetch_add(1, Ordering::SeqCst);
+                    tracing::debug!(seconds = visibility, "batch visibility extended")
+                }
                 Err(e) => {
                     tracing::warn!(error = %crate::error::describe(&e), "cannot extend the batch's visibility")
                 }

@@ -35,6 +35,7 @@ mod reading;
 pub mod redrive;
 pub mod report;
 pub mod s3;
+mod s3_body;
 pub mod settings;
 pub mod spec;
 

@@ -2,6 +2,7 @@
 
 use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
+use crate::s3_body::Body;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use deltaload_core::compression::Unreadable;
 use deltaload_lake::{Expanded, SourceFile};
@@ -110,13 +111,13 @@ impl S3Reader {
     /// Whether an object of `size` bytes may be held in memory, counting it
     /// held when it may: the batch's objects in memory together are at most
     /// what the budget reads whole.
-    fn hold(&self, size: u64) -> bool {
+    pub(crate) fn hold(&self, size: u64) -> bool {
         take(&self.held, self.budget.whole_limit(), size)
     }
 
     /// Reserves the spill space an object of `size` bytes needs on disk, or
     /// says why the message must wait: the batch's other objects take it.
-    fn reserve(&self, size: u64) -> Result<(), ReadProblem> {
+    pub(crate) fn reserve(&self, size: u64) -> Result<(), ReadProblem> {
         let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
         match take(
             &self.spilled,
@@ -139,6 +140,16 @@ impl S3Reader {
     /// directory (read from there a piece at a time) instead of memory.
     pub fn with_budget(self, budget: deltaload_lake::MemoryBudget) -> Self {
         Self { budget, ..self }
+    }
+
+    /// Counts `size` bytes less held in memory.
+    pub(crate) fn give_back(&self, size: u64) {
+        give_back(&self.held, size)
+    }
+
+    /// The memory budget objects are read within.
+    pub(crate) fn budget(&self) -> &deltaload_lake::MemoryBudget {
+        &self.budget
     }
 
     /// The largest object read.
@@ -185,11 +196,16 @@ impl S3Reader {
                 return Err(read_err(problem, Box::new(e)));
             }
         };
-        let size = response.content_length().unwrap_or(0).max(0) as u64;
-        if size > self.max_bytes {
+        // The size S3 declares decides up front where the body goes; the
+        // bytes are counted as they come all the same (a declared size may be
+        // missing, and is not trusted).
+        let declared = response
+            .content_length()
+            .and_then(|n| u64::try_from(n).ok());
+        if let Some(size) = declared.filter(|s| *s > self.max_bytes) {
             return Ok(Fetched::TooLarge(size));
         }
-        if let Some(fetched) = self.no_room(size) {
+        if let Some(fetched) = declared.and_then(|size| self.no_room(size)) {
             return Ok(fetched);
         }
         let etag = response.e_tag().map(|e| e.trim_matches('"').to_string());
@@ -206,21 +222,21 @@ impl S3Reader {
             })
         };
         let local = |(problem, source): ReadProblem| read_err(problem, source);
-        if !self.hold(size) {
-            self.reserve(size).map_err(local)?;
-            let on_disk = spool(&self.budget, response.body).await.map_err(local)?;
-            return match self.expand_spooled(on_disk).map_err(local)? {
-                Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
-                Err(why) => Ok(Fetched::Unreadable(why)),
-            };
-        }
-        let bytes = response
-            .body
-            .collect()
+        let bytes = match self
+            .take_body(response.body, declared)
             .await
-            .map_err(|e| read_err(format!("S3 GetObject: body interrupted: {e}"), Box::new(e)))?
-            .into_bytes()
-            .to_vec();
+            .map_err(local)?
+        {
+            Body::Over(counted) => return Ok(Fetched::TooLarge(counted)),
+            Body::Disk(on_disk) => {
+                return match self.expand_spooled(on_disk).map_err(local)? {
+                    Ok(on_disk) => Ok(file(Vec::new(), Some(on_disk))),
+                    Err(why) => Ok(Fetched::Unreadable(why)),
+                }
+            }
+            Body::Memory(bytes) => bytes,
+        };
+        let size = bytes.len() as u64;
         if !deltaload_core::compression::is_gzip(&bytes) {
             return Ok(file(bytes, None));
         }
@@ -311,39 +327,8 @@ impl S3Reader {
     }
 }
 
-type ReadProblem = (String, Box<dyn std::error::Error + Send + Sync>);
-
-/// Writes an object's body to a file of its own under the budget's spill
-/// directory, a chunk at a time.
-async fn spool(
-    budget: &deltaload_lake::MemoryBudget,
-    mut body: aws_sdk_s3::primitives::ByteStream,
-) -> Result<deltaload_lake::OnDisk, ReadProblem> {
-    use std::io::Write as _;
-    let local = |what: &str, e: std::io::Error| -> ReadProblem {
-        (
-            format!(
-                "{what} in {} (the spill directory: check its free space, Lambda's EphemeralStorage)",
-                budget.spill_dir.display()
-            ),
-            Box::new(e),
-        )
-    };
-    let on_disk = deltaload_lake::OnDisk::copy_in(&budget.spill_dir, "object")
-        .map_err(|e| local("creating a file for a large object", e))?;
-    let file = std::fs::File::create(&on_disk.path)
-        .map_err(|e| local("creating a file for a large object", e))?;
-    let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
-    while let Some(chunk) = body.try_next().await.map_err(|e| -> ReadProblem {
-        (format!("S3 GetObject: body interrupted: {e}"), Box::new(e))
-    })? {
-        file.write_all(&chunk)
-            .map_err(|e| local("writing a large object", e))?;
-    }
-    file.flush()
-        .map_err(|e| local("writing a large object", e))?;
-    Ok(on_disk)
-}
+/// What went wrong reading an object, and its cause.
+pub(crate) type ReadProblem = (String, Box<dyn std::error::Error + Send + Sync>);
 
 #[cfg(test)]
 mod tests {

@@ -24,12 +24,12 @@ pub(crate) enum Intake {
 impl Lake {
     /// Reads `file` (of `size` bytes) for dataset `ds`.
     pub(crate) fn intake(
-        &self,
+        &mut self,
         ds: usize,
         file: &SourceFile,
         size: u64,
     ) -> Result<Intake, LakeError> {
-        let dataset = &self.sets[ds].dataset;
+        let dataset = &self.sets[ds].dataset.clone();
         if let Some(unread) = &file.refused {
             let reason = format!("{} ({} bytes), refused unread", unread.reason, unread.size);
             return Ok(Intake::Refused(HeaderMismatch::new(
@@ -94,7 +94,11 @@ impl Lake {
         let table = &self.sets[ds].target;
         Ok(
             match crate::spill::spill(dataset, table, path, &file.location, &self.budget)? {
-                Ok((spilled, rejects)) => Intake::Spilled(spilled, rejects),
+                Ok((spilled, rejects)) => {
+                    self.spills.files_in_pieces += 1;
+                    self.spills.runs_written += spilled.runs_written;
+                    Intake::Spilled(spilled, rejects)
+                }
                 Err(refused) => Intake::Refused(refused),
             },
         )

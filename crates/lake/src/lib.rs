@@ -95,6 +95,18 @@ use deltalake::DeltaTable;
 use deltaload_core::{Dataset, Spec};
 use std::sync::Arc;
 
+/// What loads did to stay within the memory budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spills {
+    /// Files too large to read whole, read in pieces into sorted runs.
+    pub files_in_pieces: u64,
+    /// Sorted runs written to the spill directory.
+    pub runs_written: u64,
+    /// Slices of keys upserted one at a time (a file read in pieces, or a
+    /// rewrite that would not fit at once).
+    pub slices: u64,
+}
+
 /// The tables of a lake, opened (and created when missing) at `root`.
 pub struct Lake {
     root: LakeRoot,
@@ -107,6 +119,8 @@ pub struct Lake {
     reconciliation: DeltaTable,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
+    /// What went through the spill directory, since the lake was opened.
+    spills: Spills,
     /// What the MERGEs into the datasets' tables read and wrote, since the lake was opened.
     orders_files: OrdersFiles,
     /// The engine writing the datasets' tables.
@@ -201,6 +215,7 @@ impl Lake {
             ledger,
             reconciliation,
             commit_retries: 0,
+            spills: Spills::default(),
             orders_files: OrdersFiles::default(),
             engine: Engine::default(),
             budget: MemoryBudget::default(),
@@ -229,6 +244,12 @@ impl Lake {
     /// the lake was opened.
     pub fn commit_retries(&self) -> u64 {
         self.commit_retries
+    }
+
+    /// What the loads read in pieces and upserted by slices within the
+    /// memory budget, since the lake was opened.
+    pub fn spills(&self) -> Spills {
+        self.spills
     }
 
     /// The data files the MERGEs scanned, skipped, rewrote and added since

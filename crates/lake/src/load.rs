@@ -239,9 +239,19 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
     /// test asked for it at `step`.
     fn reached(&mut self, step: Step) {
         #[cfg(feature = "faults")]
-        if self.opts.fault.map(FaultPoint::step) == Some(Some(step)) {
-            eprintln!("fault injected: {:?}", self.opts.fault);
-            std::process::abort();
+        match self.opts.fault {
+            Some(FaultPoint::StallAfterRead) if step == Step::AfterRead => {
+                eprintln!(
+                    "fault injected: the thread stalls for {:?}",
+                    FaultPoint::STALL
+                );
+                std::thread::sleep(FaultPoint::STALL);
+            }
+            Some(fault) if fault.step() == Some(step) => {
+                eprintln!("fault injected: {fault:?}");
+                std::process::abort();
+            }
+            _ => {}
         }
         #[cfg(not(feature = "faults"))]
         let _ = step;

@@ -162,10 +162,16 @@ pub enum FaultPoint {
     AfterTombstones,
     /// After the batch loaded and before its messages are deleted (`serve`).
     BeforeDelete,
+    /// After the files are read, the thread held for [`FaultPoint::STALL`]
+    /// without yielding, as a long parse holds it (the load then goes on).
+    StallAfterRead,
 }
 
 #[cfg(feature = "faults")]
 impl FaultPoint {
+    /// How long [`FaultPoint::StallAfterRead`] holds the thread.
+    pub const STALL: std::time::Duration = std::time::Duration::from_secs(8);
+
     /// The load's step this point is at the end of (`None`: a point of the
     /// upsert or of `serve`).
     pub fn step(self) -> Option<deltaload_flow::Step> {
@@ -176,7 +182,7 @@ impl FaultPoint {
             Self::AfterOrders => Step::AfterOrders,
             Self::AfterReconciliation => Step::AfterReconciliation,
             Self::AfterLedger => Step::AfterLedger,
-            Self::AfterTombstones | Self::BeforeDelete => return None,
+            Self::AfterTombstones | Self::BeforeDelete | Self::StallAfterRead => return None,
         })
     }
 
@@ -190,6 +196,7 @@ impl FaultPoint {
             "after-ledger" => Self::AfterLedger,
             "after-tombstones" => Self::AfterTombstones,
             "before-delete" => Self::BeforeDelete,
+            "stall-after-read" => Self::StallAfterRead,
             _ => return None,
         })
     }

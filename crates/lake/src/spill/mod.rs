@@ -34,6 +34,8 @@ pub(crate) struct Spilled {
     pub loaded: u64,
     /// Rows written to the runs, and their bytes in memory.
     written: (u64, u64),
+    /// Sorted runs written while the file was read (before any were merged).
+    pub runs_written: u64,
     /// Distinct keys, once the runs have been merged.
     pub distinct: std::sync::OnceLock<u64>,
 }
@@ -170,9 +172,11 @@ pub(crate) fn spill(
         Some(schema) => schema,
         None => align(table, dataset, &[], 0, label)?.changes.schema(),
     };
+    let runs_written = runs.len() as u64;
     let runs = narrowed(dataset, &dir, runs, &schema)?;
     let spilled = Spilled {
         _dir: dir,
+        runs_written,
         runs,
         schema,
         loaded,

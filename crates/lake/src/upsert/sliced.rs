@@ -158,6 +158,7 @@ impl Lake {
             .filter(|s| !s.committed)
             .map(|s| s.file.add)
             .collect();
+        self.spills.slices += slices_done;
         tracing::debug!(
             table = %label,
             changes = given,
