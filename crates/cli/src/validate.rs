@@ -2,7 +2,7 @@
 
 use crate::args::ValidateArgs;
 use crate::output::out;
-use deltaload_core::{newest_of, Spec};
+use deltaload_core::Spec;
 use std::process::ExitCode;
 
 pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
@@ -21,7 +21,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                     continue;
                 }
             };
-        let parsed = match deltaload_lake::read_changes(dataset, &file.bytes) {
+        let parsed = match deltaload_lake::read_changes(dataset, &file.bytes)? {
             Ok(parsed) => parsed,
             Err(refused) => {
                 out!("{shown}: would be refused: {refused}");
@@ -29,17 +29,10 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let loaded = parsed.changes.len();
-        let distinct = newest_of(dataset, &parsed.changes).len();
+        let loaded = parsed.loaded as usize;
+        let distinct = parsed.newest.num_rows();
         let deletes = match dataset.delete_when {
-            Some(_) => {
-                let n = parsed
-                    .changes
-                    .iter()
-                    .filter(|c| dataset.is_delete(c))
-                    .count();
-                format!(" ({n} deletes)")
-            }
+            Some(_) => format!(" ({} deletes)", parsed.deletes),
             None => String::new(),
         };
         out!(

@@ -7,6 +7,7 @@
 //! for generated change files).
 
 use crate::reader::ParsedFile;
+use crate::sink::Sink;
 
 /// The smallest span worth a core of its own: shorter bodies are parsed in one pass.
 pub const MIN_SPAN: usize = 4 << 20;
@@ -33,11 +34,11 @@ pub fn first_lines(body: &[u8], spans: &[(usize, usize)], ends: impl Fn(&[u8]) -
 
 /// The files parsed from consecutive spans as one: rows and rejects in span
 /// order, or the first span's error.
-pub fn joined<E>(parts: Vec<Result<ParsedFile, E>>, width: usize) -> Result<ParsedFile, E> {
-    let mut parsed = ParsedFile {
-        changes: crate::value::Rows::new(width),
-        rejects: Vec::new(),
-    };
+pub fn joined<S: Sink, E>(
+    parts: Vec<Result<ParsedFile<S>, E>>,
+    dataset: &crate::spec::Dataset,
+) -> Result<ParsedFile<S>, E> {
+    let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
     for part in parts {
         let part = part?;
         parsed.changes.append(part.changes);
@@ -158,8 +159,8 @@ mod tests {
                 "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n{}",
                 lines.concat()
             );
-            let one = crate::reader::read_in_spans(&d, body.as_bytes(), 1, MIN_SPAN).unwrap();
-            let many = crate::reader::read_in_spans(&d, body.as_bytes(), parts, 16).unwrap();
+            let one = crate::reader::read_in_spans::<crate::Rows>(&d, body.as_bytes(), 1, MIN_SPAN).unwrap();
+            let many = crate::reader::read_in_spans::<crate::Rows>(&d, body.as_bytes(), parts, 16).unwrap();
             prop_assert_eq!(one, many);
         }
     }
@@ -192,8 +193,8 @@ mod tests {
             .unwrap();
             let d = &spec.datasets[0];
             let body = lines.concat();
-            let one = crate::jsonl::read_in_spans(d, body.as_bytes(), 1, MIN_SPAN);
-            let many = crate::jsonl::read_in_spans(d, body.as_bytes(), parts, 8);
+            let one = crate::jsonl::read_in_spans::<crate::Rows>(d, body.as_bytes(), 1, MIN_SPAN);
+            let many = crate::jsonl::read_in_spans::<crate::Rows>(d, body.as_bytes(), parts, 8);
             prop_assert_eq!(format!("{one:?}"), format!("{many:?}"));
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::contract::{check_header, HeaderMismatch};
 use crate::record::{parse_into, RejectReason};
+use crate::sink::Sink;
 use crate::spec::{Dataset, HeaderMode};
 use crate::value::Rows;
 use std::borrow::Cow;
@@ -21,19 +22,28 @@ pub struct Reject {
     pub reason: RejectReason,
 }
 
-/// Everything a file holds once its header has passed the contract.
+/// Everything a file holds once its header has passed the contract: its
+/// records as values ([`Rows`]), or in another [`Sink`].
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ParsedFile {
+pub struct ParsedFile<S = Rows> {
     /// Records that parsed, in file order.
-    pub changes: Rows,
+    pub changes: S,
     /// Records that did not.
     pub rejects: Vec<Reject>,
 }
 
-impl ParsedFile {
+impl<S: Sink> ParsedFile<S> {
     /// Records read: every non-blank record after the header.
     pub fn records(&self) -> u64 {
         (self.changes.len() + self.rejects.len()) as u64
+    }
+
+    /// No records yet.
+    pub fn empty(dataset: &Dataset) -> Self {
+        Self {
+            changes: S::empty(dataset),
+            rejects: Vec::new(),
+        }
     }
 }
 
@@ -44,6 +54,14 @@ impl ParsedFile {
 /// records, but do count as lines. A header that is not the contract refuses
 /// the whole file, with a hint when another encoding or delimiter would match.
 pub fn read_file(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    read_file_into(dataset, bytes)
+}
+
+/// [`read_file`] into any [`Sink`] (each span of the file into one of its own).
+pub fn read_file_into<S: Sink + Send>(
+    dataset: &Dataset,
+    bytes: &[u8],
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     let body = crate::encoding::decode(dataset, bytes)?;
     read_decoded(dataset, &body).map_err(|mut refused| {
         if let Some(hint) = crate::encoding::hint(dataset, bytes) {
@@ -53,7 +71,10 @@ pub fn read_file(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMi
     })
 }
 
-fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+fn read_decoded<S: Sink + Send>(
+    dataset: &Dataset,
+    body: &[u8],
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     read_in_spans(
         dataset,
         body,
@@ -63,22 +84,19 @@ fn read_decoded(dataset: &Dataset, body: &[u8]) -> Result<ParsedFile, HeaderMism
 }
 
 /// [`read_decoded`] on up to `parts` cores, spans of at least `min_span` bytes.
-pub(crate) fn read_in_spans(
+pub(crate) fn read_in_spans<S: Sink + Send>(
     dataset: &Dataset,
     body: &[u8],
     parts: usize,
     min_span: usize,
-) -> Result<ParsedFile, HeaderMismatch> {
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     let (at, start) = match dataset.csv.header {
         HeaderMode::None => (check_header(dataset, Some(&[]))?, 0),
         _ => match first_record(dataset, body) {
             Some((names, end)) => (check_header(dataset, Some(&names))?, end),
             None => {
                 check_header(dataset, None)?;
-                return Ok(ParsedFile {
-                    changes: Rows::new(dataset.width()),
-                    rejects: Vec::new(),
-                });
+                return Ok(ParsedFile::empty(dataset));
             }
         },
     };
@@ -91,10 +109,7 @@ pub(crate) fn read_in_spans(
         let (from, to) = spans[k];
         Ok(read_records(dataset, &body[from..to], &at, lines[k]))
     };
-    crate::chunks::joined(
-        crate::chunks::in_parallel(spans.len(), parse),
-        dataset.width(),
-    )
+    crate::chunks::joined(crate::chunks::in_parallel(spans.len(), parse), dataset)
 }
 
 /// The first record's fields (the header) and the byte where the next begins;
@@ -124,13 +139,15 @@ pub(crate) fn csv_reader<'a>(dataset: &Dataset, body: &'a [u8]) -> csv::Reader<&
 
 /// The records of `body` (whole records, after the header), the first on
 /// line `line` of the file, fields at positions `at`.
-fn read_records(dataset: &Dataset, body: &[u8], at: &[usize], mut line: u64) -> ParsedFile {
+fn read_records<S: Sink>(
+    dataset: &Dataset,
+    body: &[u8],
+    at: &[usize],
+    mut line: u64,
+) -> ParsedFile<S> {
     let mut reader = csv_reader(dataset, body);
     let mut record = csv::ByteRecord::new();
-    let mut parsed = ParsedFile {
-        changes: Rows::new(dataset.width()),
-        rejects: Vec::new(),
-    };
+    let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
     // Line numbers counted here: csv's own do not count the blank lines it skips.
     let mut counted = 0usize;
     loop {
@@ -157,12 +174,11 @@ fn read_records(dataset: &Dataset, body: &[u8], at: &[usize], mut line: u64) -> 
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
-        let values = parsed.changes.values_mut();
-        let before = values.len();
-        match decode(&record).and_then(|fields| parse_into(dataset, &fields, at, values)) {
+        let changes = &mut parsed.changes;
+        match decode(&record).and_then(|fields| parse_into(dataset, &fields, at, changes)) {
             Ok(()) => {}
             Err(reason) => {
-                values.truncate(before);
+                changes.drop_record();
                 parsed.rejects.push(Reject {
                     line,
                     raw: raw_text(body, first, end),

@@ -2,9 +2,11 @@
 //! with a reason naming the column.
 
 use crate::fields::{parse_boolean, parse_decimal, parse_double, parse_integer, shown};
+use crate::sink::{Scalar, Sink};
 use crate::spec::{Column, ColumnType, Dataset};
 use crate::time::{parse_day, parse_instant};
-use crate::value::{Row, Value};
+use crate::value::{Row, Rows, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why a record was rejected.
@@ -106,18 +108,24 @@ impl fmt::Display for RejectReason {
 impl Column {
     /// Parses a field's text (not a null text) as this column's type.
     pub fn parse(&self, text: &str) -> Result<Value, String> {
+        self.parse_text(Cow::Borrowed(text)).map(Scalar::into_value)
+    }
+
+    /// [`Column::parse`], the text of a string column kept as given (borrowed
+    /// from the record, or owned when it had to be unescaped).
+    pub fn parse_text<'a>(&self, text: Cow<'a, str>) -> Result<Scalar<'a>, String> {
         Ok(match self.ty {
-            ColumnType::String => Value::Text(text.to_string()),
-            ColumnType::Boolean => Value::Bool(parse_boolean(text)?),
-            ColumnType::Int => Value::Int(parse_integer(text, 32)?),
-            ColumnType::Bigint => Value::Int(parse_integer(text, 64)?),
-            ColumnType::Double => Value::Double(parse_double(text)?),
+            ColumnType::String => Scalar::Text(text),
+            ColumnType::Boolean => Scalar::Bool(parse_boolean(&text)?),
+            ColumnType::Int => Scalar::Int(parse_integer(&text, 32)?),
+            ColumnType::Bigint => Scalar::Int(parse_integer(&text, 64)?),
+            ColumnType::Double => Scalar::Double(parse_double(&text)?),
             ColumnType::Decimal { precision, scale } => {
-                Value::Decimal(parse_decimal(text, precision, scale)?.into())
+                Scalar::Decimal(parse_decimal(&text, precision, scale)?)
             }
-            ColumnType::Date => Value::Date(parse_day(text, self.format.as_deref())?),
+            ColumnType::Date => Scalar::Date(parse_day(&text, self.format.as_deref())?),
             ColumnType::Timestamp => {
-                Value::Timestamp(parse_instant(text, self.format.as_deref(), self.timezone)?)
+                Scalar::Timestamp(parse_instant(&text, self.format.as_deref(), self.timezone)?)
             }
         })
     }
@@ -130,18 +138,18 @@ pub fn parse_record(
     fields: &[&str],
     positions: &[usize],
 ) -> Result<Row, RejectReason> {
-    let mut row = Vec::with_capacity(dataset.columns.len());
-    parse_into(dataset, fields, positions, &mut row)?;
-    Ok(row)
+    let mut rows = Rows::new(dataset.width());
+    parse_into(dataset, fields, positions, &mut rows)?;
+    Ok(rows.row(0).to_vec())
 }
 
-/// [`parse_record`] appending the row's values to `out`; on error some of
-/// them may have been appended (the caller truncates).
-pub fn parse_into(
+/// [`parse_record`] giving the record's fields to `out`, then ending it; on
+/// error some fields may have been given (the caller drops the record).
+pub fn parse_into<S: Sink>(
     dataset: &Dataset,
     fields: &[&str],
     positions: &[usize],
-    out: &mut Vec<Value>,
+    out: &mut S,
 ) -> Result<(), RejectReason> {
     if fields.len() != positions.len() {
         return Err(RejectReason::FieldCount {
@@ -156,7 +164,7 @@ pub fn parse_into(
     });
     for (i, (column, &at)) in dataset.columns.iter().zip(positions).enumerate() {
         if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
-            out.push(Value::Null);
+            out.field(Scalar::Null);
             continue;
         }
         let text = fields[at];
@@ -167,15 +175,17 @@ pub fn parse_into(
                     text: text.to_string(),
                 });
             }
-            out.push(Value::Null);
+            out.field(Scalar::Null);
             continue;
         }
-        out.push(column.parse(text).map_err(|detail| RejectReason::Column {
-            name: column.name.clone(),
-            detail,
+        out.field(column.parse_text(Cow::Borrowed(text)).map_err(|detail| {
+            RejectReason::Column {
+                name: column.name.clone(),
+                detail,
+            }
         })?);
     }
-    out.extend(delete.map(Value::Bool));
+    out.end(delete);
     Ok(())
 }
 

@@ -180,6 +180,13 @@ impl Rows {
         self.values.chunks_exact(self.width.max(1))
     }
 
+    /// Drops the values of a record not complete (fewer than `width` after
+    /// the last complete one).
+    pub fn truncate_to_complete(&mut self) {
+        let complete = self.len() * self.width;
+        self.values.truncate(complete);
+    }
+
     /// Where the next record's values go: push exactly `width` of them, or
     /// truncate back to the length this returns.
     pub fn values_mut(&mut self) -> &mut Vec<Value> {

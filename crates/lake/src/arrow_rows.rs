@@ -28,54 +28,8 @@ fn batch(name: &TableName, columns: Vec<ArrayRef>) -> Result<RecordBatch, LakeEr
     RecordBatch::try_new(name.schema(), columns).map_err(LakeError::arrow(name.as_str()))
 }
 
-/// Changes, each with the file it comes from, as rows of the dataset's table.
-pub(crate) fn target(
-    dataset: &Arc<Dataset>,
-    rows: &[(&[Value], &str)],
-    loaded_at: i64,
-) -> Result<RecordBatch, LakeError> {
-    batch(
-        &TableName::Target(dataset.clone()),
-        target_columns(dataset, rows, loaded_at),
-    )
-}
-
-/// The arrays of [`target`].
-fn target_columns(dataset: &Dataset, rows: &[(&[Value], &str)], loaded_at: i64) -> Vec<ArrayRef> {
-    let n = rows.len();
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 3);
-    for (i, column) in dataset.columns.iter().enumerate() {
-        columns.push(values::array(column.ty, rows.iter().map(|(r, _)| &r[i])));
-    }
-    columns.push(strings(rows.iter().map(|(_, f)| Some(*f))));
-    columns.push(utc(std::iter::repeat_n(Some(loaded_at), n)));
-    columns
-}
-
 /// The name of the MERGE source's column that marks a delete.
-pub(crate) const DELETE_FLAG: &str = "__deltaload_delete";
-
-/// [`target`] with one more column, [`DELETE_FLAG`], true for the deletes.
-pub(crate) fn target_with_deletes(
-    dataset: &Arc<Dataset>,
-    rows: &[(&[Value], &str)],
-    loaded_at: i64,
-) -> Result<RecordBatch, LakeError> {
-    // Every column nullable: a delete holds its key and sequence only (it
-    // is never inserted, so no null reaches a column that may not hold one).
-    let schema = TableName::Target(dataset.clone()).schema();
-    let fields = schema
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone().with_nullable(true));
-    let flags = rows.iter().map(|(r, _)| dataset.is_delete(r));
-    flagged(
-        fields,
-        target_columns(dataset, rows, loaded_at),
-        flags,
-        &dataset.name,
-    )
-}
+pub(crate) const DELETE_FLAG: &str = deltaload_ingest::DELETE_FLAG;
 
 /// A batch of `fields` and `columns` and one more column, [`DELETE_FLAG`], of `flags`.
 fn flagged(

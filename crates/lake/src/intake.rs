@@ -5,15 +5,16 @@
 
 use crate::error::LakeError;
 use crate::outcome::SourceFile;
+use crate::parsed::FileChanges;
 use crate::spill::Spilled;
 use crate::upsert::Engine;
 use crate::Lake;
-use deltaload_core::{pieces, HeaderMismatch, ParsedFile, Reject};
+use deltaload_core::{pieces, HeaderMismatch, Reject};
 
 /// A file of a round, read.
 pub(crate) enum Intake {
     /// Read whole.
-    Whole(ParsedFile),
+    Whole(FileChanges),
     /// Read in pieces: its changes in runs on disk, and its rejects.
     Spilled(Spilled, Vec<Reject>),
     /// Refused: its header breaks the contract, or it cannot be loaded within
@@ -39,18 +40,20 @@ impl Lake {
             )));
         }
         if self.budget.fits_whole(size) {
-            let read = |bytes: &[u8]| match crate::read_changes(dataset, bytes) {
-                Ok(parsed) => Intake::Whole(parsed),
-                Err(refused) => Intake::Refused(refused),
+            let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
+                Ok(match crate::read_changes(dataset, bytes)? {
+                    Ok(changes) => Intake::Whole(changes),
+                    Err(refused) => Intake::Refused(refused),
+                })
             };
             return match file.on_disk.as_ref().map(|d| &d.path) {
-                None => Ok(read(&file.bytes)),
+                None => read(&file.bytes),
                 Some(path) => {
                     let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
                         path: path.display().to_string(),
                         source,
                     })?;
-                    Ok(read(&bytes))
+                    read(&bytes)
                 }
             };
         }

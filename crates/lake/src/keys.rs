@@ -25,14 +25,55 @@ pub(crate) fn key_join(dataset: &Dataset) -> String {
         .join(" AND ")
 }
 
-/// The whole numbers among `values` (those of an integer key column).
-pub(crate) fn integers<'a>(values: impl Iterator<Item = &'a Value>) -> Vec<i64> {
-    values
-        .filter_map(|v| match v {
-            Value::Int(i) => Some(*i),
-            _ => None,
+/// The values of the first key column (an integer one) of `changes`.
+pub(crate) fn key_integers(dataset: &Dataset, changes: &[&RecordBatch]) -> Vec<i64> {
+    use deltalake::arrow::array::AsArray;
+    use deltalake::arrow::datatypes::{DataType, Int64Type};
+    let k = dataset.keys[0];
+    changes
+        .iter()
+        .filter_map(|b| deltalake::arrow::compute::cast(b.column(k), &DataType::Int64).ok())
+        .flat_map(|a| {
+            a.as_primitive::<Int64Type>()
+                .iter()
+                .flatten()
+                .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// The key columns of `changes`, each key once.
+fn distinct_keys(
+    dataset: &Dataset,
+    changes: &[&RecordBatch],
+) -> Result<Vec<deltalake::arrow::array::ArrayRef>, LakeError> {
+    use deltalake::arrow::array::{Array, UInt32Array};
+    let label = dataset.name.as_str();
+    let column = |k: usize| -> Result<deltalake::arrow::array::ArrayRef, LakeError> {
+        let parts: Vec<&dyn Array> = changes.iter().map(|b| b.column(k).as_ref()).collect();
+        deltalake::arrow::compute::concat(&parts).map_err(LakeError::arrow(label))
+    };
+    let columns = dataset
+        .keys
+        .iter()
+        .map(|&k| column(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fields = columns
+        .iter()
+        .map(|c| deltalake::arrow::row::SortField::new(c.data_type().clone()))
+        .collect();
+    let rows = deltalake::arrow::row::RowConverter::new(fields)
+        .and_then(|c| c.convert_columns(&columns))
+        .map_err(LakeError::arrow(label))?;
+    let mut seen = std::collections::HashSet::with_capacity(rows.num_rows());
+    let firsts: UInt32Array = (0..rows.num_rows() as u32)
+        .filter(|&i| seen.insert(rows.row(i as usize)))
+        .collect();
+    columns
+        .iter()
+        .map(|c| deltalake::arrow::compute::take(c.as_ref(), &firsts, None))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(LakeError::arrow(label))
 }
 
 impl Lake {
@@ -42,14 +83,29 @@ impl Lake {
         dataset: &Dataset,
         keys: &[Vec<Value>],
     ) -> Result<(), LakeError> {
+        let arrays = dataset
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| values::array(dataset.columns[k].ty, keys.iter().map(|key| &key[j])))
+            .collect();
+        self.register_key_columns(dataset, arrays)
+    }
+
+    /// Registers the key columns `arrays` (one per key column, in key
+    /// order) as a table of columns `k0`, `k1`, ... for a join.
+    fn register_key_columns(
+        &self,
+        dataset: &Dataset,
+        arrays: Vec<deltalake::arrow::array::ArrayRef>,
+    ) -> Result<(), LakeError> {
         let label = dataset.name.as_str();
-        let mut fields = Vec::new();
-        let mut arrays = Vec::new();
-        for (j, &k) in dataset.keys.iter().enumerate() {
-            let ty = dataset.columns[k].ty;
-            fields.push(Field::new(format!("k{j}"), arrow_type(ty), true));
-            arrays.push(values::array(ty, keys.iter().map(|key| &key[j])));
-        }
+        let fields: Vec<Field> = dataset
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(j, &k)| Field::new(format!("k{j}"), arrow_type(dataset.columns[k].ty), true))
+            .collect();
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
             .map_err(LakeError::arrow(label))?;
         self.ctx
@@ -102,13 +158,14 @@ impl Lake {
         query(&self.ctx, table, name, &sql).await
     }
 
-    /// Fails when a key of this load's `rows` appears twice in the dataset's table.
+    /// Fails when a key of this load's changes (batches of
+    /// `deltaload_ingest::changes_schema`) appears twice in the dataset's table.
     pub(crate) async fn check_unique_keys(
         &mut self,
         ds: usize,
-        rows: &[&[Value]],
+        changes: &[&RecordBatch],
     ) -> Result<(), LakeError> {
-        if rows.is_empty() {
+        if changes.iter().all(|b| b.num_rows() == 0) {
             return Ok(());
         }
         let dataset = self.sets[ds].dataset.clone();
@@ -118,7 +175,7 @@ impl Lake {
         let (sql, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
                 // The same ranges as the MERGE's: the files it skipped are not read here either.
-                let ids = integers(rows.iter().map(|r| &r[dataset.keys[0]]));
+                let ids = key_integers(&dataset, changes);
                 let ranges = batch_ranges(&ids);
                 let (min, max) = (
                     ranges.first().map_or(0, |r| r.0),
@@ -134,10 +191,8 @@ impl Lake {
             }
             _ => {
                 // Files of one round may change the same key: each key once.
-                let mut keys: Vec<Vec<Value>> = rows.iter().map(|r| dataset.key_of(r)).collect();
-                keys.sort_unstable();
-                keys.dedup();
-                self.register_keys(&dataset, &keys)?;
+                let keys = distinct_keys(&dataset, changes)?;
+                self.register_key_columns(&dataset, keys)?;
                 let key_columns: Vec<String> = dataset
                     .keys
                     .iter()

@@ -20,6 +20,7 @@
 mod arrow_rows;
 pub mod audit;
 pub mod budget;
+mod changes;
 pub mod error;
 mod evolve;
 mod expand;
@@ -46,34 +47,6 @@ mod upsert;
 mod values;
 mod writes;
 
-/// Reads a change file of `dataset` in its format (CSV, JSON Lines or
-/// Parquet): its rows and rejects, or why the whole file is refused.
-pub fn read_changes(
-    dataset: &Dataset,
-    bytes: &[u8],
-) -> Result<deltaload_core::ParsedFile, deltaload_core::HeaderMismatch> {
-    match dataset.format {
-        deltaload_core::spec::Format::Csv => deltaload_core::read_file(dataset, bytes),
-        deltaload_core::spec::Format::Jsonl => deltaload_core::read_jsonl(dataset, bytes),
-        deltaload_core::spec::Format::Parquet => {
-            // The reader checks what the Parquet decoder would panic on; should
-            // a file still reach one of its panics, the file is refused, not
-            // the process killed (and the message redelivered for ever).
-            let read =
-                std::panic::AssertUnwindSafe(|| deltaload_parquet::read_parquet(dataset, bytes));
-            std::panic::catch_unwind(read).unwrap_or_else(|_| {
-                Err(deltaload_core::HeaderMismatch::new(
-                    dataset,
-                    Vec::new(),
-                    "not a readable Parquet file: the Parquet decoder failed on it \
-                     (damaged, or written in a way it does not support)"
-                        .to_string(),
-                ))
-            })
-        }
-    }
-}
-
 pub use audit::{DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
 pub use budget::MemoryBudget;
 pub use deltaload_flow::{LedgerRow, LedgerStatus, LoadOutcome, Loaded};
@@ -84,6 +57,7 @@ pub use maintain::{MaintainOptions, Maintained};
 #[cfg(feature = "faults")]
 pub use outcome::FaultPoint;
 pub use outcome::{LoadOptions, OnDisk, SourceFile, Unread, UNREAD};
+pub use parsed::{read_changes, FileChanges};
 pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
 pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,

@@ -13,7 +13,7 @@ use crate::outcome::{LoadOptions, SourceFile};
 use crate::parsed::Parsed;
 use crate::writes::FileRejects;
 use crate::Lake;
-use deltaload_core::{newest_of, ParsedFile, Value};
+use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_flow::{FileFigures, FileKey, Identified, LedgerRow, LoadOutcome, Merged};
 use deltaload_flow::{Recorded, Resume, Step};
 use std::collections::HashMap;
@@ -132,27 +132,18 @@ impl deltaload_flow::Source for DatasetPort<'_> {
         let key = id.key.clone();
         Ok(deltaload_flow::Intake::Read(
             match self.lake.intake(self.ds, file, id.size)? {
-                Intake::Whole(file) => {
-                    let loaded = file.changes.len() as u64;
-                    // The records stay where they were parsed; the upsert
-                    // reads the newest change of each key through these indexes.
-                    let newest = newest_of(&dataset, &file.changes);
-                    Parsed {
-                        key,
-                        file,
-                        loaded,
-                        newest,
-                        spilled: None,
-                    }
-                }
+                Intake::Whole(file) => Parsed {
+                    key,
+                    changes: file.newest,
+                    rejects: file.rejects,
+                    loaded: file.loaded,
+                    spilled: None,
+                },
                 Intake::Spilled(spilled, rejects) => Parsed {
                     key,
-                    file: ParsedFile {
-                        changes: deltaload_core::Rows::new(dataset.width()),
-                        rejects,
-                    },
+                    changes: RecordBatch::new_empty(deltaload_ingest::changes_schema(&dataset)),
+                    rejects,
                     loaded: spilled.loaded,
-                    newest: Vec::new(),
                     spilled: Some(spilled),
                 },
                 Intake::Refused(mismatch) => return Ok(deltaload_flow::Intake::Refused(mismatch)),
@@ -188,7 +179,7 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             .map(|p| FileRejects {
                 location: &p.key.location,
                 content_id: &p.key.content_id,
-                rejects: &p.file.rejects,
+                rejects: &p.rejects,
             })
             .collect();
         self.lake
@@ -208,8 +199,8 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             .merge_round(ds, files, resume, loaded_at, opts)
             .await?;
         if std::mem::take(&mut self.lake.merged_unchecked) {
-            let rows: Vec<&[Value]> = files.iter().flat_map(|p| p.rows()).collect();
-            self.lake.check_unique_keys(ds, &rows).await?;
+            let changes: Vec<&RecordBatch> = files.iter().map(|p| &p.changes).collect();
+            self.lake.check_unique_keys(ds, &changes).await?;
         }
         Ok((merged, self.lake.sets[ds].target.version()))
     }

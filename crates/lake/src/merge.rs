@@ -3,8 +3,8 @@
 //! a round of several files merged in one commit, each file's figures replayed.
 
 use crate::arrow_rows;
+use crate::changes::Changes;
 use crate::error::LakeError;
-use crate::keys::integers;
 use crate::predicates::{
     batch_ranges, integer_key, join_predicate, newer_predicate, sequence_predicate,
 };
@@ -12,7 +12,7 @@ use crate::schema::quoted;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::kernel::transaction::CommitProperties;
-use deltaload_core::{Dataset, MergeCounts, Value};
+use deltaload_core::{Dataset, MergeCounts};
 use serde_json::json;
 use serde_json::Value as Json;
 
@@ -73,11 +73,11 @@ impl Lake {
     pub(crate) async fn merge_target(
         &mut self,
         ds: usize,
-        rows: &[(&[Value], &str)],
+        changes: &Changes<'_>,
         files: &[MergedFile<'_>],
         loaded_at: i64,
     ) -> Result<(MergeCounts, Option<u64>), LakeError> {
-        if rows.is_empty() {
+        if changes.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
         let set = &self.sets[ds];
@@ -85,12 +85,12 @@ impl Lake {
         let label = dataset.name.clone();
         let url = set.target.table_url().clone();
         let deletes = dataset.delete_when.is_some();
-        let batch = match deletes {
-            true => arrow_rows::target_with_deletes(&dataset, rows, loaded_at)?,
-            false => arrow_rows::target(&dataset, rows, loaded_at)?,
-        };
+        let mut batch = changes.target_batch(&dataset, loaded_at)?;
+        if !deletes {
+            batch.remove_column(batch.num_columns() - 1);
+        }
         let ranges = match integer_key(&dataset) {
-            Some(_) => batch_ranges(&integers(rows.iter().map(|(r, _)| &r[dataset.keys[0]]))),
+            Some(_) => batch_ranges(&crate::keys::key_integers(&dataset, &[&changes.batch])),
             None => Vec::new(),
         };
         let predicate = join_predicate(&dataset, &ranges);

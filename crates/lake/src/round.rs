@@ -5,6 +5,7 @@
 //! figures. New tombstones are written before the table's MERGE, forgotten
 //! ones removed after it.
 
+use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::parsed::Parsed;
@@ -47,11 +48,10 @@ impl Lake {
             }
             [only] if dataset.delete_when.is_none() => {
                 // One file: the MERGE's own metrics are its counts.
-                let location = parsed[*only].key.location.as_str();
-                let rows: Vec<(&[Value], &str)> =
-                    parsed[*only].rows().map(|c| (c, location)).collect();
+                let p = &parsed[*only];
+                let changes = Changes::of_file(p.changes.clone(), &p.key.location);
                 let files = [merged(parsed, *only, None)];
-                counts[*only] = Some(self.upsert_target(ds, &rows, &files, loaded_at).await?.0);
+                counts[*only] = Some(self.upsert_target(ds, &changes, &files, loaded_at).await?.0);
             }
             _ => {
                 // The tombstones are those of every file of the round: the
@@ -67,8 +67,16 @@ impl Lake {
                 for (&i, c) in replayed.iter().zip(planned) {
                     counts[i].get_or_insert(c);
                 }
+                let values = rows_of(&dataset, parsed)?;
                 for (row, tombstone) in &removed {
-                    recount(&dataset, parsed, &replayed, &mut counts, row, tombstone);
+                    recount(
+                        &dataset,
+                        (parsed, &values),
+                        &replayed,
+                        &mut counts,
+                        row,
+                        tombstone,
+                    );
                 }
             }
         }
@@ -143,9 +151,10 @@ impl Lake {
         opts: LoadOptions,
     ) -> Result<(Vec<MergeCounts>, Vec<(Row, Row)>), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
+        let values = rows_of(&dataset, parsed)?;
         let mut keys: Vec<Vec<Value>> = replayed
             .iter()
-            .flat_map(|&i| parsed[i].rows().map(|r| dataset.key_of(r)))
+            .flat_map(|&i| values[i].iter().map(|r| dataset.key_of(r)))
             .collect();
         keys.sort_unstable();
         keys.dedup();
@@ -153,7 +162,7 @@ impl Lake {
         let dead = self.tombstones_of(ds, &keys).await?;
         let lists: Vec<Vec<&[Value]>> = replayed
             .iter()
-            .map(|&i| parsed[i].rows().collect())
+            .map(|&i| values[i].iter().map(Vec::as_slice).collect())
             .collect();
         let plan = attribute(&dataset, &current, &dead, &lists);
         let location = |k: usize| parsed[replayed[k]].key.location.as_str();
@@ -186,7 +195,8 @@ impl Lake {
                 .iter()
                 .map(|(k, c)| (c.as_ref(), location(*k)))
                 .collect();
-            let (got, _) = self.upsert_target(ds, &rows, &files, loaded_at).await?;
+            let changes = Changes::of_rows(&dataset, &rows)?;
+            let (got, _) = self.upsert_target(ds, &changes, &files, loaded_at).await?;
             if got != plan.expected {
                 tracing::warn!(
                     expected_inserted = plan.expected.inserted,
@@ -209,6 +219,14 @@ impl Lake {
     }
 }
 
+/// Each file's changes as rows of values, for the replay of a round.
+fn rows_of(dataset: &Dataset, parsed: &[Parsed]) -> Result<Vec<Vec<Row>>, LakeError> {
+    parsed
+        .iter()
+        .map(|p| Changes::rows(dataset, &p.changes))
+        .collect()
+}
+
 /// How a MERGE commit names file `i` of the round.
 fn merged(parsed: &[Parsed], i: usize, counts: Option<MergeCounts>) -> MergedFile<'_> {
     MergedFile {
@@ -223,7 +241,7 @@ fn merged(parsed: &[Parsed], i: usize, counts: Option<MergeCounts>) -> MergedFil
 /// else the file whose delete the tombstone is deleted the row.
 fn recount(
     d: &Dataset,
-    parsed: &[Parsed],
+    (parsed, values): (&[Parsed], &[Vec<Row>]),
     replayed: &[usize],
     counts: &mut [Option<MergeCounts>],
     row: &[Value],
@@ -233,7 +251,7 @@ fn recount(
         |c: &[Value], other: &[Value]| d.key_cmp(c, other).is_eq() && d.compare(c, other).is_eq();
     let wrote = replayed
         .iter()
-        .find(|&&i| parsed[i].rows().any(|c| !d.is_delete(c) && same(c, row)));
+        .find(|&&i| values[i].iter().any(|c| !d.is_delete(c) && same(c, row)));
     if let Some(c) = wrote.and_then(|&i| counts[i].as_mut()) {
         if c.inserted > 0 {
             c.inserted -= 1;
@@ -243,8 +261,8 @@ fn recount(
         return;
     }
     let deleted = replayed.iter().find(|&&i| {
-        parsed[i]
-            .rows()
+        values[i]
+            .iter()
             .any(|c| d.is_delete(c) && same(c, tombstone))
     });
     if let Some(&i) = deleted {

@@ -195,18 +195,7 @@ pub(crate) fn timestamp() -> DataType {
 }
 
 /// The Arrow type a column of `ty` is stored as.
-pub fn arrow_type(ty: ColumnType) -> DataType {
-    match ty {
-        ColumnType::String => DataType::Utf8,
-        ColumnType::Boolean => DataType::Boolean,
-        ColumnType::Int => DataType::Int32,
-        ColumnType::Bigint => DataType::Int64,
-        ColumnType::Double => DataType::Float64,
-        ColumnType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
-        ColumnType::Date => DataType::Date32,
-        ColumnType::Timestamp => timestamp(),
-    }
-}
+pub use deltaload_ingest::arrow_type;
 
 fn string(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Utf8, nullable)

@@ -55,7 +55,8 @@ impl Lake {
             );
             let rows: Vec<(&[Value], &str)> =
                 removed.iter().map(|(_, t)| (t.as_slice(), "")).collect();
-            self.merge_target(ds, &rows, &[], loaded_at).await?;
+            let changes = crate::changes::Changes::of_rows(&dataset, &rows)?;
+            self.merge_target(ds, &changes, &[], loaded_at).await?;
         }
         let clears: Vec<Tombstone> = forgotten.into_iter().map(|t| Tombstone::Clear(t)).collect();
         self.write_tombstones(ds, &clears, |_| "", &[], loaded_at)

@@ -12,8 +12,8 @@ use crate::contract::HeaderMismatch;
 use crate::fields::{parse_decimal, parse_double, parse_integer, shown};
 use crate::reader::{ParsedFile, Reject};
 use crate::record::RejectReason;
+use crate::sink::{Scalar, Sink};
 use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields};
-use crate::value::{Rows, Value};
 use scan::{split_object, Raw, Shape};
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -34,6 +34,14 @@ const NAMES_SHOWN: usize = 5;
 /// column refuses the whole file, unless the dataset's `extra_fields` is
 /// `ignore`.
 pub fn read_jsonl(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    read_jsonl_into(dataset, bytes)
+}
+
+/// [`read_jsonl`] into any [`Sink`] (each span of the file into one of its own).
+pub fn read_jsonl_into<S: Sink + Send>(
+    dataset: &Dataset,
+    bytes: &[u8],
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     read_in_spans(
         dataset,
         bytes,
@@ -44,29 +52,27 @@ pub fn read_jsonl(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderM
 
 /// [`read_jsonl`] on up to `parts` cores, spans of at least `min_span` bytes:
 /// the spans' rows and rejects in order, or the first refusal by line.
-pub(crate) fn read_in_spans(
+pub(crate) fn read_in_spans<S: Sink + Send>(
     dataset: &Dataset,
     bytes: &[u8],
     parts: usize,
     min_span: usize,
-) -> Result<ParsedFile, HeaderMismatch> {
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     let body = bytes.strip_prefix(BOM).unwrap_or(bytes);
     let spans = crate::chunks::line_spans(body, 0, parts, min_span);
     let lf = |b: &[u8]| b.iter().filter(|&&b| b == b'\n').count() as u64;
     let first = crate::chunks::first_lines(body, &spans, lf);
     let parse = |k: usize| read_lines(dataset, &body[spans[k].0..spans[k].1], first[k]);
-    crate::chunks::joined(
-        crate::chunks::in_parallel(spans.len(), parse),
-        dataset.width(),
-    )
+    crate::chunks::joined(crate::chunks::in_parallel(spans.len(), parse), dataset)
 }
 
 /// The lines of `body`, the first being line `first` of the file.
-fn read_lines(dataset: &Dataset, body: &[u8], first: u64) -> Result<ParsedFile, HeaderMismatch> {
-    let mut parsed = ParsedFile {
-        changes: Rows::new(dataset.width()),
-        rejects: Vec::new(),
-    };
+fn read_lines<S: Sink>(
+    dataset: &Dataset,
+    body: &[u8],
+    first: u64,
+) -> Result<ParsedFile<S>, HeaderMismatch> {
+    let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
     // A span ends after a line feed: the empty piece after it is blank.
     for (index, line) in body.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -74,13 +80,12 @@ fn read_lines(dataset: &Dataset, body: &[u8], first: u64) -> Result<ParsedFile, 
             continue;
         }
         let number = first + index as u64;
-        let values = parsed.changes.values_mut();
-        let before = values.len();
-        match read_line(dataset, number, line, values) {
+        let changes = &mut parsed.changes;
+        match read_line(dataset, number, line, changes) {
             Ok(()) => {}
             Err(Failure::Refused(refusal)) => return Err(refusal),
             Err(Failure::Rejected { key, reason }) => {
-                values.truncate(before);
+                changes.drop_record();
                 parsed.rejects.push(Reject {
                     line: number,
                     raw: String::from_utf8_lossy(line).into_owned(),
@@ -108,11 +113,11 @@ enum Failure {
 type Fields<'a> = Vec<(Cow<'a, str>, Raw<'a>)>;
 
 /// Parses one non-blank line (without its line end) and appends its row to `out`.
-fn read_line(
+fn read_line<S: Sink>(
     dataset: &Dataset,
     number: u64,
     line: &[u8],
-    out: &mut Vec<Value>,
+    out: &mut S,
 ) -> Result<(), Failure> {
     let Ok(text) = std::str::from_utf8(line) else {
         // The key is still worth finding, from the text as the reject shows it.
@@ -230,10 +235,10 @@ fn refusal(dataset: &Dataset, number: u64, fields: &Fields<'_>, extras: &[&str])
 /// Appends the row of a line's placed fields to `out`: every column, then
 /// the delete flag when the dataset has `delete_when`. A delete reads its key
 /// and sequence alone; its other columns are null and not looked at.
-fn convert(
+fn convert<S: Sink>(
     dataset: &Dataset,
     slots: &[Option<Raw<'_>>],
-    out: &mut Vec<Value>,
+    out: &mut S,
 ) -> Result<(), RejectReason> {
     let flag = slots.get(dataset.columns.len()).copied().flatten();
     let delete = dataset
@@ -243,12 +248,12 @@ fn convert(
         .transpose()?;
     for (i, column) in dataset.columns.iter().enumerate() {
         if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
-            out.push(Value::Null);
+            out.field(Scalar::Null);
             continue;
         }
-        out.push(value(column, slots.get(i).copied().flatten())?);
+        out.field(value(column, slots.get(i).copied().flatten())?);
     }
-    out.extend(delete.map(Value::Bool));
+    out.end(delete);
     Ok(())
 }
 
@@ -271,30 +276,34 @@ fn is_delete(delete: &DeleteWhen, raw: Option<Raw<'_>>) -> Result<bool, RejectRe
 }
 
 /// A field's value as `column`'s type; `None` is a missing field.
-fn value(column: &Column, raw: Option<Raw<'_>>) -> Result<Value, RejectReason> {
+fn value<'a>(column: &Column, raw: Option<Raw<'a>>) -> Result<Scalar<'a>, RejectReason> {
     let failed = |detail: String| RejectReason::Column {
         name: column.name.clone(),
         detail,
     };
     let Some(raw) = raw else {
         return match column.nullable {
-            true => Ok(Value::Null),
+            true => Ok(Scalar::Null),
             false => Err(failed("is missing".to_string())),
         };
     };
     let text = raw.get();
     let kind = Kind::of(text);
     let parsed = match (kind, column.ty) {
-        (Kind::Null, _) if column.nullable => return Ok(Value::Null),
+        (Kind::Null, _) if column.nullable => return Ok(Scalar::Null),
         (Kind::Null, _) => Err("is null".to_string()),
-        (Kind::String, _) => return column.parse(&unescape(&column.name, text)?).map_err(failed),
-        (Kind::Number, ColumnType::Int) => parse_integer(text, 32).map(Value::Int),
-        (Kind::Number, ColumnType::Bigint) => parse_integer(text, 64).map(Value::Int),
-        (Kind::Number, ColumnType::Double) => parse_double(text).map(Value::Double),
-        (Kind::Number, ColumnType::Decimal { precision, scale }) => {
-            parse_decimal(text, precision, scale).map(|units| Value::Decimal(units.into()))
+        (Kind::String, _) => {
+            return column
+                .parse_text(unescape(&column.name, text)?)
+                .map_err(failed)
         }
-        (Kind::Boolean, ColumnType::Boolean) => Ok(Value::Bool(text == "true")),
+        (Kind::Number, ColumnType::Int) => parse_integer(text, 32).map(Scalar::Int),
+        (Kind::Number, ColumnType::Bigint) => parse_integer(text, 64).map(Scalar::Int),
+        (Kind::Number, ColumnType::Double) => parse_double(text).map(Scalar::Double),
+        (Kind::Number, ColumnType::Decimal { precision, scale }) => {
+            parse_decimal(text, precision, scale).map(Scalar::Decimal)
+        }
+        (Kind::Boolean, ColumnType::Boolean) => Ok(Scalar::Bool(text == "true")),
         (kind, ty) => Err(format!(
             "is a JSON {kind}, expected {} ({ty} column)",
             accepted(ty)

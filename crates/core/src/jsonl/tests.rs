@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::spec::Spec;
+use crate::value::Value;
 use std::sync::Arc;
 
 /// A composite key, a two-column sequence, deletes, and a column of every type.

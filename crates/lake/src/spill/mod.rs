@@ -9,12 +9,13 @@
 mod merge;
 
 use crate::budget::{MemoryBudget, SpillDir};
+use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::upsert::align;
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::ipc::writer::FileWriter;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject, Value};
+use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
 pub(crate) use merge::Merge;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -124,7 +125,7 @@ pub(crate) fn spill(
         };
         at += text.len() as u64;
         let piece_lines = pieces::line_ends(dataset, &text);
-        let mut part = match crate::read_changes(dataset, &pieces::with_header(&head, &text)) {
+        let mut part = match crate::read_changes(dataset, &pieces::with_header(&head, &text))? {
             Ok(part) => part,
             Err(refused) => {
                 return Ok(Err(deltaload_core::jsonl::shifted(
@@ -139,14 +140,10 @@ pub(crate) fn spill(
         }
         lines += piece_lines;
         rejects.append(&mut part.rejects);
-        loaded += part.changes.len() as u64;
-        if !part.changes.is_empty() {
-            let newest = deltaload_core::newest_of(dataset, &part.changes);
-            let rows: Vec<(&[Value], &str)> = newest
-                .iter()
-                .map(|&i| (part.changes.row(i), location))
-                .collect();
-            let aligned = align(table, dataset, &rows, 0, label)?;
+        loaded += part.loaded;
+        if part.newest.num_rows() > 0 {
+            let changes = Changes::of_file(part.newest, location);
+            let aligned = align(table, dataset, &changes, 0, label)?;
             let run = dir.path.join(format!("run-{}.arrow", runs.len()));
             write_run(&run, &aligned.changes).map_err(|source| LakeError::Spill {
                 table: label.to_string(),
@@ -170,7 +167,12 @@ pub(crate) fn spill(
     }
     let schema = match schema {
         Some(schema) => schema,
-        None => align(table, dataset, &[], 0, label)?.changes.schema(),
+        None => {
+            let none = RecordBatch::new_empty(deltaload_ingest::changes_schema(dataset));
+            align(table, dataset, &Changes::of_file(none, location), 0, label)?
+                .changes
+                .schema()
+        }
     };
     let runs_written = runs.len() as u64;
     let runs = narrowed(dataset, &dir, runs, &schema)?;

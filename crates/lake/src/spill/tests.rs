@@ -49,13 +49,11 @@ async fn a_file_read_in_pieces_and_merged_is_its_newest_change_per_key() {
     assert_eq!(rejects[0].line, 203);
     assert_eq!(spilled.loaded, 1_500);
 
-    let whole = crate::read_changes(&dataset, text.as_bytes()).unwrap();
-    let newest = deltaload_core::newest_of(&dataset, &whole.changes);
-    let rows: Vec<(&[Value], &str)> = newest
-        .iter()
-        .map(|&i| (whole.changes.row(i), "/x.csv"))
-        .collect();
-    let expected = align(&lake.sets[0].target, &dataset, &rows, 7, "orders")
+    let whole = crate::read_changes(&dataset, text.as_bytes())
+        .unwrap()
+        .unwrap();
+    let changes = crate::changes::Changes::of_file(whole.newest, "/x.csv");
+    let expected = align(&lake.sets[0].target, &dataset, &changes, 7, "orders")
         .unwrap()
         .changes;
     let position: Vec<usize> = dataset

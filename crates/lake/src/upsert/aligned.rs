@@ -1,10 +1,11 @@
 //! A round's changes as Arrow columns aligned on the table's schema, and the
 //! rewritten rows joined back into one batch of it.
 
+use crate::changes::Changes;
 use crate::error::LakeError;
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltaload_core::{Dataset, Value};
+use deltaload_core::Dataset;
 use std::sync::Arc;
 
 /// The changes of a round aligned on the table: the batch in the table's
@@ -45,7 +46,7 @@ impl Aligned {
 pub(crate) fn align(
     table: &deltalake::DeltaTable,
     dataset: &Arc<Dataset>,
-    rows: &[(&[Value], &str)],
+    changes: &Changes<'_>,
     loaded_at: i64,
     label: &str,
 ) -> Result<Aligned, LakeError> {
@@ -55,7 +56,7 @@ pub(crate) fn align(
         .map_err(LakeError::delta(label, &url))?
         .snapshot()
         .arrow_schema();
-    let changes = crate::arrow_rows::target_with_deletes(dataset, rows, loaded_at)?;
+    let changes = changes.target_batch(dataset, loaded_at)?;
     let source = changes.schema();
     let mut columns = Vec::with_capacity(schema.fields().len() + 1);
     for field in schema.fields() {

@@ -151,13 +151,11 @@ mod tests {
             csv.push_str(&format!("{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"));
         }
         let d = Dataset::orders();
-        let parsed = deltaload_core::read_file(&d, csv.as_bytes()).unwrap();
-        let rows: Vec<(&[deltaload_core::Value], &str)> = parsed
-            .changes
-            .iter()
-            .map(|r| (r, "/landing/x.csv"))
-            .collect();
-        crate::arrow_rows::target(&d, &rows, 0).unwrap()
+        let parsed = crate::read_changes(&d, csv.as_bytes()).unwrap().unwrap();
+        let changes = crate::changes::Changes::of_file(parsed.newest, "/landing/x.csv");
+        let mut rows = changes.target_batch(&d, 0).unwrap();
+        rows.remove_column(rows.num_columns() - 1);
+        rows
     }
 
     async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {

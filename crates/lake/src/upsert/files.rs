@@ -5,7 +5,7 @@
 use crate::error::LakeError;
 use deltalake::kernel::{Add, Remove};
 use deltalake::{DeltaTable, Path};
-use deltaload_core::{ColumnType, Dataset, Value};
+
 use futures::TryStreamExt;
 use serde_json::Value as Json;
 
@@ -69,38 +69,6 @@ pub(crate) enum KeyBounds {
 }
 
 impl KeyBounds {
-    /// The changes' values of the first key column (`changes` are rows of the dataset).
-    pub fn of(dataset: &Dataset, changes: &[(&[Value], &str)]) -> Self {
-        let k = dataset.keys[0];
-        match dataset.columns[k].ty {
-            ColumnType::Int | ColumnType::Bigint => {
-                let mut v: Vec<i64> = changes
-                    .iter()
-                    .filter_map(|(r, _)| match r[k] {
-                        Value::Int(i) => Some(i),
-                        _ => None,
-                    })
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                KeyBounds::Ints(v)
-            }
-            ColumnType::String => {
-                let mut v: Vec<String> = changes
-                    .iter()
-                    .filter_map(|(r, _)| match &r[k] {
-                        Value::Text(s) => Some(s.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                KeyBounds::Texts(v)
-            }
-            _ => KeyBounds::None,
-        }
-    }
-
     /// The values of `column`, the first key column of changes in Arrow.
     pub fn of_column(column: &deltalake::arrow::array::ArrayRef) -> Self {
         use deltalake::arrow::array::{Array, AsArray};

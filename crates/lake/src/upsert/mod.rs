@@ -31,6 +31,7 @@ mod rank;
 mod read;
 mod sliced;
 
+use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
@@ -39,7 +40,7 @@ use aligned::{updated_mask, Aligned};
 use apply::Action;
 pub(crate) use apply::Ranks;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltaload_core::{Dataset, MergeCounts, Value};
+use deltaload_core::{Dataset, MergeCounts};
 pub(crate) use files::unsupported;
 use files::KeyBounds;
 use futures::StreamExt;
@@ -86,11 +87,11 @@ impl Lake {
     pub(crate) async fn upsert_target(
         &mut self,
         ds: usize,
-        rows: &[(&[Value], &str)],
+        changes: &Changes<'_>,
         files: &[MergedFile<'_>],
         loaded_at: i64,
     ) -> Result<(MergeCounts, Option<u64>), LakeError> {
-        if rows.is_empty() {
+        if changes.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
         let set = &self.sets[ds];
@@ -104,10 +105,10 @@ impl Lake {
         };
         if let Some(reason) = fallback {
             tracing::debug!(table = %label, reason, "writing with delta-rs's MERGE");
-            return self.merge_target(ds, rows, files, loaded_at).await;
+            return self.merge_target(ds, changes, files, loaded_at).await;
         }
         let dataset = set.dataset.clone();
-        let bounds = KeyBounds::of(&dataset, rows);
+        let bounds = KeyBounds::of_column(changes.column(dataset.keys[0]));
         let key = &dataset.columns[dataset.keys[0]].name;
         if dataset.merge_on_read {
             self.enable_deletion_vectors(ds).await?;
@@ -125,7 +126,7 @@ impl Lake {
                 "keyed upsert step"
             )
         };
-        let aligned = align(table, &dataset, rows, loaded_at, &label)?;
+        let aligned = align(table, &dataset, changes, loaded_at, &label)?;
         lap("aligned");
         let met = self.meet(ds, &aligned, &candidates).await?;
         lap("met");

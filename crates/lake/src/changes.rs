@@ -1,0 +1,143 @@
+//! A round's changes as the upsert takes them: a batch of the dataset's
+//! columns and the delete flag (`deltaload_ingest::changes_schema`), one
+//! change per key, and the file each comes from.
+
+use crate::error::LakeError;
+use crate::schema::TableName;
+use deltalake::arrow::array::{Array, ArrayRef, StringArray, TimestampMicrosecondArray};
+use deltalake::arrow::datatypes::{DataType, Field, Schema};
+use deltalake::arrow::record_batch::RecordBatch;
+use deltaload_core::{Dataset, Row};
+use deltaload_ingest::DELETE_FLAG;
+use std::sync::Arc;
+
+/// The file each change comes from.
+pub(crate) enum Files<'a> {
+    /// All of them from this one.
+    One(&'a str),
+    /// Change `i` from file `i` of these.
+    PerRow(Vec<&'a str>),
+}
+
+/// Changes of a dataset, one per key, with their files.
+pub(crate) struct Changes<'a> {
+    /// Of `deltaload_ingest::changes_schema`.
+    pub batch: RecordBatch,
+    pub files: Files<'a>,
+}
+
+impl<'a> Changes<'a> {
+    /// The changes of one file.
+    pub fn of_file(batch: RecordBatch, location: &'a str) -> Self {
+        Self {
+            batch,
+            files: Files::One(location),
+        }
+    }
+
+    /// Rows of values (each ending in its delete flag when the dataset has
+    /// `delete_when`), each with its file.
+    pub fn of_rows(
+        dataset: &Dataset,
+        rows: &[(&[deltaload_core::Value], &'a str)],
+    ) -> Result<Self, LakeError> {
+        let mut values = deltaload_core::Rows::new(dataset.width());
+        for (row, _) in rows {
+            values.values_mut().extend(row.iter().cloned());
+        }
+        let batches = deltaload_ingest::from_rows(dataset, &values)
+            .finish()
+            .map_err(|detail| LakeError::Invariant {
+                table: dataset.name.clone(),
+                detail,
+            })?;
+        let schema = deltaload_ingest::changes_schema(dataset);
+        let batch = deltalake::arrow::compute::concat_batches(&schema, &batches)
+            .map_err(LakeError::arrow(&dataset.name))?;
+        Ok(Self {
+            batch,
+            files: Files::PerRow(rows.iter().map(|(_, f)| *f).collect()),
+        })
+    }
+
+    /// How many changes.
+    pub fn len(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Dataset column `c`.
+    pub fn column(&self, c: usize) -> &ArrayRef {
+        self.batch.column(c)
+    }
+
+    /// The changes as rows of the dataset's table, in the spec's column
+    /// order (the columns, `source_file`, `loaded_at`), every column
+    /// nullable, then [`DELETE_FLAG`].
+    pub fn target_batch(
+        &self,
+        dataset: &Arc<Dataset>,
+        loaded_at: i64,
+    ) -> Result<RecordBatch, LakeError> {
+        let n = self.len();
+        let width = dataset.columns.len();
+        let mut columns: Vec<ArrayRef> = (0..width).map(|c| self.column(c).clone()).collect();
+        columns.push(match &self.files {
+            Files::One(location) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                location, n,
+            ))),
+            Files::PerRow(files) => Arc::new(StringArray::from_iter_values(files.iter())),
+        });
+        columns.push(Arc::new(
+            TimestampMicrosecondArray::from_iter_values(std::iter::repeat_n(loaded_at, n))
+                .with_timezone("UTC"),
+        ));
+        columns.push(self.batch.column(width).clone());
+        let mut fields: Vec<Field> = TableName::Target(dataset.clone())
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect();
+        fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(LakeError::arrow(&dataset.name))
+    }
+
+    /// The changes as rows of values, each ending in its delete flag when
+    /// the dataset has `delete_when` (for the replay of a batch of files).
+    pub fn rows(dataset: &Dataset, batch: &RecordBatch) -> Result<Vec<Row>, LakeError> {
+        let width = dataset.columns.len();
+        let mut columns = Vec::with_capacity(width + 1);
+        for (c, column) in dataset.columns.iter().enumerate() {
+            columns.push(crate::values::read(
+                batch.column(c),
+                column.ty,
+                &dataset.name,
+            )?);
+        }
+        let flags = batch.column(width);
+        let flags = flags
+            .as_any()
+            .downcast_ref::<deltalake::arrow::array::BooleanArray>()
+            .ok_or_else(|| LakeError::Invariant {
+                table: dataset.name.clone(),
+                detail: "the changes' delete flag is not boolean".into(),
+            })?;
+        Ok((0..batch.num_rows())
+            .map(|i| {
+                let mut row: Row = columns.iter().map(|c| c[i].clone()).collect();
+                if dataset.delete_when.is_some() {
+                    row.push(deltaload_core::Value::Bool(
+                        flags.is_valid(i) && flags.value(i),
+                    ));
+                }
+                row
+            })
+            .collect())
+    }
+}
