@@ -20,23 +20,63 @@ pub fn newest_indices(order: &Order, batch: &RecordBatch) -> Result<UInt32Array,
         None => Keys::Rows(order.keys(batch)?),
     };
     let sorted = keys.sorted(n as u32);
-    let ranks = order.ranks(batch)?;
-    let mut out: Vec<u32> = Vec::with_capacity(n);
-    let mut rows = sorted.into_iter().peekable();
-    while let Some(first) = rows.next() {
-        let mut kept = first;
-        while let Some(next) = rows.next_if(|&next| keys.same(first, next)) {
-            let replaces = match &ranks {
-                Some(r) => r.row(next as usize) > r.row(kept as usize),
-                None => true,
-            };
-            if replaces {
-                kept = next;
-            }
+    let runs = runs(&keys, &sorted);
+    // Most keys come once: only the rows of a key that comes more than once
+    // are ranked, in their runs' order.
+    let repeated: Vec<u32> = runs
+        .iter()
+        .filter(|(a, b)| b - a > 1)
+        .flat_map(|&(a, b)| sorted[a..b].iter().copied())
+        .collect();
+    let ranks = match order.sequenced() && !repeated.is_empty() {
+        true => {
+            let rows = arrow_select::take::take_record_batch(batch, &UInt32Array::from(repeated))?;
+            order.ranks(&rows)?
         }
-        out.push(kept);
+        false => None,
+    };
+    let mut out: Vec<u32> = Vec::with_capacity(runs.len());
+    let mut ranked = 0usize;
+    for (a, b) in runs {
+        if b - a == 1 {
+            out.push(sorted[a]);
+            continue;
+        }
+        out.push(sorted[a + winner(ranks.as_ref(), ranked, b - a)]);
+        ranked += b - a;
     }
     Ok(UInt32Array::from(out))
+}
+
+/// The runs of one key in `sorted`, as `(start, end)` positions.
+fn runs(keys: &Keys, sorted: &[u32]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < sorted.len() {
+        let mut end = at + 1;
+        while end < sorted.len() && keys.same(sorted[at], sorted[end]) {
+            end += 1;
+        }
+        runs.push((at, end));
+        at = end;
+    }
+    runs
+}
+
+/// Which of a run of `len` changes (ranked at `from..from + len` of
+/// `ranks`) wins: the greatest rank, the earliest among equals; without a
+/// sequence, the last.
+fn winner(ranks: Option<&arrow_row::Rows>, from: usize, len: usize) -> usize {
+    let Some(r) = ranks else {
+        return len - 1;
+    };
+    let mut kept = 0;
+    for k in 1..len {
+        if r.row(from + k) > r.row(from + kept) {
+            kept = k;
+        }
+    }
+    kept
 }
 
 /// A batch's keys, compared.

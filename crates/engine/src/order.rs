@@ -87,30 +87,53 @@ impl Order {
         self.key_rows.convert_columns(&columns(batch, &self.keys))
     }
 
-    /// The batch's sequences (`None` without a sequence).
-    pub fn sequences(&self, batch: &RecordBatch) -> Result<Option<Rows>, ArrowError> {
+    /// The sequences of these sequence columns (`None` without a sequence).
+    pub fn sequence_rows(&self, sequence: &[ArrayRef]) -> Result<Option<Rows>, ArrowError> {
         self.sequence_rows
             .as_ref()
-            .map(|c| c.convert_columns(&columns(batch, &self.sequence)))
+            .map(|c| c.convert_columns(sequence))
             .transpose()
+    }
+
+    /// The ranks of these sequence columns, delete flags and tie-break
+    /// columns (`None` without a sequence), as [`Order::ranks`] gives them.
+    pub fn rank_rows(
+        &self,
+        sequence: &[ArrayRef],
+        flags: &BooleanArray,
+        tie_break: &[ArrayRef],
+    ) -> Result<Option<Rows>, ArrowError> {
+        let Some(converter) = &self.rank_rows else {
+            return Ok(None);
+        };
+        let mut cols = sequence.to_vec();
+        cols.push(Arc::new(flags.clone()));
+        for tie in tie_break {
+            cols.push(match flags.true_count() {
+                0 => tie.clone(),
+                _ => arrow_select::nullif::nullif(tie.as_ref(), flags)?,
+            });
+        }
+        converter.convert_columns(&cols).map(Some)
+    }
+
+    /// The batch's sequences (`None` without a sequence).
+    pub fn sequences(&self, batch: &RecordBatch) -> Result<Option<Rows>, ArrowError> {
+        self.sequence_rows(&columns(batch, &self.sequence))
     }
 
     /// The batch's ranks (`None` without a sequence): sequence, delete
     /// flag, tie-break columns (null for a delete).
     pub fn ranks(&self, batch: &RecordBatch) -> Result<Option<Rows>, ArrowError> {
-        let Some(converter) = &self.rank_rows else {
+        if self.rank_rows.is_none() {
             return Ok(None);
-        };
-        let flags = self.deletes(batch)?;
-        let mut cols = columns(batch, &self.sequence);
-        cols.push(Arc::new(flags.clone()));
-        for tie in columns(batch, &self.tie_break) {
-            cols.push(match flags.true_count() {
-                0 => tie,
-                _ => arrow_select::nullif::nullif(tie.as_ref(), &flags)?,
-            });
         }
-        converter.convert_columns(&cols).map(Some)
+        let flags = self.deletes(batch)?;
+        self.rank_rows(
+            &columns(batch, &self.sequence),
+            &flags,
+            &columns(batch, &self.tie_break),
+        )
     }
 
     /// Each row's delete flag (all false for rows of a table).

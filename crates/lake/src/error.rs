@@ -74,6 +74,9 @@ pub enum LakeError {
         detail: String,
     },
     #[error(transparent)]
+    /// The upsert's work on Arrow failed (a key in two rows, a kernel).
+    Engine(Box<deltaload_engine::EngineError<LakeError>>),
+    #[error(transparent)]
     /// A rule of the core failed (figures that do not balance).
     Core(#[from] deltaload_core::CoreError),
     #[error(transparent)]
@@ -142,6 +145,15 @@ pub enum LakeError {
         /// Where it would be.
         url: String,
     },
+}
+
+impl From<deltaload_engine::EngineError<LakeError>> for LakeError {
+    fn from(e: deltaload_engine::EngineError<LakeError>) -> Self {
+        match e {
+            deltaload_engine::EngineError::Target(e) => e,
+            other => Self::Engine(Box::new(other)),
+        }
+    }
 }
 
 impl From<deltaload_flow::LoadError<LakeError>> for LakeError {

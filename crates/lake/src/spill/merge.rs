@@ -5,15 +5,15 @@
 //! [`deltaload_core::newest_of`] over the whole file, pieces being in file order.
 
 use crate::error::LakeError;
-use crate::upsert::Ranks;
-use deltalake::arrow::array::{ArrayRef, Int64Array};
+use deltalake::arrow::array::Int64Array;
 use deltalake::arrow::compute::{cast, interleave_record_batch};
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::ipc::reader::FileReader;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::arrow::row::{RowConverter, Rows, SortField};
+use deltalake::arrow::row::Rows;
 use deltaload_core::Dataset;
+use deltaload_engine::Order;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::BufReader;
@@ -34,10 +34,8 @@ pub(crate) struct Merge {
     cursors: Vec<Option<Cursor>>,
     held: Vec<RecordBatch>,
     heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
-    keys: RowConverter,
-    ranks: Option<Ranks>,
-    key_at: Vec<usize>,
-    rank_at: Vec<usize>,
+    /// Keys and ranks, as every other step of the load compares them.
+    order: Order,
     schema: SchemaRef,
     /// The `loaded_at` column's position and this load's value for it.
     loaded_at: Option<(usize, i64)>,
@@ -62,32 +60,14 @@ impl Merge {
     ) -> Result<Self, LakeError> {
         let label = dataset.name.as_str();
         let schema = schema.clone();
-        let key_at: Vec<usize> = dataset.keys.iter().map(|&k| position[k]).collect();
-        let rank_at: Vec<usize> = dataset
-            .sequence_by
-            .iter()
-            .chain(&dataset.tie_break)
-            .map(|&c| position[c])
-            .collect();
-        let types = |at: &[usize]| -> Vec<_> {
-            at.iter()
-                .map(|&i| schema.field(i).data_type().clone())
-                .collect()
-        };
-        let keys = RowConverter::new(types(&key_at).into_iter().map(SortField::new).collect())
-            .map_err(arrow(label))?;
-        let ranks = match dataset.sequence_by.is_empty() {
-            true => None,
-            false => Some(Ranks::new(types(&rank_at)).map_err(arrow(label))?),
-        };
+        // The runs are the changes aligned on the table, the delete flag last.
+        let flag = schema.fields().len().checked_sub(1);
+        let order = Order::new(dataset, &schema, position, flag).map_err(arrow(label))?;
         let mut merge = Self {
             cursors: Vec::with_capacity(runs.len()),
             held: Vec::new(),
             heap: BinaryHeap::with_capacity(runs.len()),
-            keys,
-            ranks,
-            key_at,
-            rank_at,
+            order,
             loaded_at: schema.index_of("loaded_at").ok().map(|i| (i, loaded_at)),
             schema,
             slice_rows: slice_rows.max(1),
@@ -115,17 +95,8 @@ impl Merge {
             if batch.num_rows() == 0 {
                 continue;
             }
-            let columns = |at: &[usize]| -> Vec<ArrayRef> {
-                at.iter().map(|&i| batch.column(i).clone()).collect()
-            };
-            let keys = self
-                .keys
-                .convert_columns(&columns(&self.key_at))
-                .map_err(arrow(label))?;
-            let ranks = match &self.ranks {
-                Some(r) => Some(r.of(&columns(&self.rank_at)).map_err(arrow(label))?),
-                None => None,
-            };
+            let keys = self.order.keys(&batch).map_err(arrow(label))?;
+            let ranks = self.order.ranks(&batch).map_err(arrow(label))?;
             self.held.push(batch);
             return Ok(Some(Cursor {
                 reader,

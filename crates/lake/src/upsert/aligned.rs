@@ -1,46 +1,13 @@
-//! A round's changes as Arrow columns aligned on the table's schema, and the
-//! rewritten rows joined back into one batch of it.
+//! A round's changes laid out as rows of the table ([`Aligned`], the
+//! engine's): the table's columns in its order, from the table's schema.
 
 use crate::changes::Changes;
 use crate::error::LakeError;
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::Dataset;
+pub(crate) use deltaload_engine::{updated_mask, Aligned};
 use std::sync::Arc;
-
-/// The changes of a round aligned on the table: the batch in the table's
-/// column order with the delete flag last, and each dataset column's position.
-pub(crate) struct Aligned {
-    pub changes: RecordBatch,
-    pub position: Vec<usize>,
-    pub schema: SchemaRef,
-}
-
-impl Aligned {
-    /// Whether change `c` is a delete.
-    pub fn is_delete(&self, c: usize) -> bool {
-        use deltalake::arrow::array::AsArray;
-        let flags = self.changes.column(self.changes.num_columns() - 1);
-        flags.as_boolean_opt().is_some_and(|f| f.value(c))
-    }
-
-    /// The key of change `c`, as text (`null` for a null).
-    pub fn key_text(&self, dataset: &Dataset, c: usize) -> Vec<String> {
-        use deltalake::arrow::array::Array;
-        dataset
-            .keys
-            .iter()
-            .map(|&k| {
-                let column = self.changes.column(self.position[k]);
-                match column.is_null(c) {
-                    true => "null".to_string(),
-                    false => deltalake::arrow::util::display::array_value_to_string(column, c)
-                        .unwrap_or_else(|e| format!("(not shown: {e})")),
-                }
-            })
-            .collect()
-    }
-}
 
 /// The changes as rows of the table, in its column order, with the delete flag last.
 pub(crate) fn align(
@@ -94,24 +61,5 @@ pub(crate) fn positions(
     schema: &SchemaRef,
     label: &str,
 ) -> Result<Vec<usize>, LakeError> {
-    dataset
-        .columns
-        .iter()
-        .map(|c| schema.index_of(&c.name).map_err(LakeError::arrow(label)))
-        .collect()
-}
-
-/// Per table column, whether an update sets it: the update columns and the lineage columns.
-pub(crate) fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<bool> {
-    let set: Vec<&str> = dataset
-        .update
-        .iter()
-        .map(|&i| dataset.columns[i].name.as_str())
-        .chain(deltaload_core::spec::LINEAGE_COLUMNS)
-        .collect();
-    schema
-        .fields()
-        .iter()
-        .map(|f| set.contains(&f.name().as_str()))
-        .collect()
+    deltaload_engine::positions(dataset, schema).map_err(LakeError::arrow(label))
 }

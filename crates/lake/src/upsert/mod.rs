@@ -21,13 +21,11 @@
 //! versions. `tests/e2e/upsert_engines.rs` proves it equal to delta-rs's MERGE.
 
 mod aligned;
-mod apply;
 mod commit;
 mod deletions;
 mod dv;
 mod files;
 mod meet;
-mod rank;
 mod read;
 mod sliced;
 
@@ -35,16 +33,14 @@ use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
+use aligned::updated_mask;
 pub(crate) use aligned::{align, positions};
-use aligned::{updated_mask, Aligned};
-use apply::Action;
-pub(crate) use apply::Ranks;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltaload_core::{Dataset, MergeCounts};
+use deltaload_core::MergeCounts;
+use deltaload_engine::{Action, Met, Picks};
 pub(crate) use files::unsupported;
 use files::KeyBounds;
 use futures::StreamExt;
-use meet::Met;
 pub(crate) use sliced::InMemory;
 
 /// Which engine writes the changes into a dataset's table.
@@ -174,7 +170,7 @@ impl Lake {
         // keeps some of the row's columns.
         let mor = dataset.merge_on_read;
         let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
-        let mut picks = apply::Picks::default();
+        let mut picks = Picks::default();
         let read_whole: Vec<usize> = match (mor, covers) {
             (false, _) => rewritten.clone(),
             (true, true) => Vec::new(),
@@ -313,25 +309,4 @@ fn metadata(files: &[MergedFile<'_>], counts: MergeCounts) -> serde_json::Value 
         })
         .collect();
     serde_json::json!({ "files": named })
-}
-
-/// The error of a key found in two rows of the table.
-fn twice(
-    dataset: &Dataset,
-    key: &[String],
-    a: &files::TargetFile,
-    b: &files::TargetFile,
-) -> LakeError {
-    LakeError::Invariant {
-        table: dataset.name.clone(),
-        detail: format!(
-            "key(s) of this load appear more than once: ({}) = ({}) in data files {} and {}; \
-             nothing was written: stop loading and inspect the table history (deltaload show {})",
-            dataset.names(&dataset.keys).join(", "),
-            key.join(", "),
-            a.path,
-            b.path,
-            dataset.name
-        ),
-    }
 }

@@ -12,21 +12,7 @@ use deltalake::{ObjectStore, Path};
 use object_store::ObjectStoreExt as _;
 use std::sync::Arc;
 
-/// A data file's live rows (those its deletion vector, if any, leaves).
-pub(crate) struct FileRows {
-    pub batch: RecordBatch,
-    /// Rows in the file, deleted ones included.
-    pub rows: u64,
-    /// The position in the file of each live row, when some are deleted.
-    pub live: Option<Vec<u32>>,
-}
-
-impl FileRows {
-    /// The position in the file of live row `r`.
-    pub fn physical(&self, r: u32) -> u64 {
-        u64::from(self.live.as_ref().map_or(r, |l| l[r as usize]))
-    }
-}
+pub(crate) use deltaload_engine::FileRows;
 
 /// Columns `wanted` (indexes into the table's `schema`) of the file at `path`
 /// (its live rows: those deletion vector `dv` leaves),

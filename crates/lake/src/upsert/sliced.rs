@@ -10,7 +10,6 @@
 //! is deleted.
 
 use super::aligned::{updated_mask, Aligned};
-use super::apply::Picks;
 use super::files::{self, KeyBounds, TargetFile};
 use super::{commit, count, metadata, read};
 use crate::error::LakeError;
@@ -19,6 +18,7 @@ use crate::Lake;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::{Add, Remove};
 use deltaload_core::MergeCounts;
+use deltaload_engine::Picks;
 use futures::StreamExt;
 use object_store::ObjectStoreExt as _;
 
@@ -244,7 +244,7 @@ impl Lake {
         ds: usize,
         aligned: &Aligned,
         candidates: &[TargetFile],
-        met: &super::meet::Met,
+        met: &deltaload_engine::Met,
         group: &[usize],
     ) -> Result<Vec<Add>, LakeError> {
         let label = self.sets[ds].dataset.name.clone();

@@ -1,129 +1,19 @@
-//! The keyed upsert's work on Arrow batches, with no I/O: which target row
-//! each change meets, what the change does to it, and the rows that replace
-//! a rewritten file.
+//! The rows that replace a rewritten file, and the inserted ones: picked
+//! from the file and the changes, an update taking only the columns it
+//! sets, then sorted by key so that the files written hold disjoint ranges.
 
-use deltalake::arrow::array::{Array, ArrayRef, UInt32Array};
-use deltalake::arrow::compute::{concat, sort_to_indices, take};
-use deltalake::arrow::error::ArrowError;
-use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::arrow::row::{RowConverter, Rows, SortField};
-use std::cmp::Ordering;
-use std::collections::HashMap;
-
-/// What a change does to the target row of its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
-    /// The change is newer: the row takes its values.
-    Update,
-    /// The row is as new or newer: it stays.
-    Stale,
-    /// A delete at least as new as the row: the row goes.
-    Delete,
-}
-
-impl Action {
-    /// Whether the file holding the row must be rewritten.
-    pub fn changes(self) -> bool {
-        self != Action::Stale
-    }
-}
-
-/// What a change does to the target row of its key, from how the two
-/// compare: `by_sequence` on the sequence columns, `by_rank` on the sequence
-/// then the tie-break columns (nulls lowest, text by bytes: the order of
-/// [`deltaload_core::Dataset::compare`]). The rule of the MERGE's clauses: a delete removes a
-/// row it is not older than; an upsert updates a row it is newer than; without
-/// a sequence (`sequenced` false) the change always wins.
-pub(crate) fn decide(
-    delete: bool,
-    sequenced: bool,
-    by_sequence: Ordering,
-    by_rank: Ordering,
-) -> Action {
-    match (delete, sequenced) {
-        (true, false) => Action::Delete,
-        (false, false) => Action::Update,
-        (true, true) if by_sequence.is_lt() => Action::Stale,
-        (true, true) => Action::Delete,
-        (false, true) if by_rank.is_gt() => Action::Update,
-        (false, true) => Action::Stale,
-    }
-}
-
-/// Rows of the sequence (or sequence and tie-break) columns in Arrow's row
-/// format, whose bytes compare as [`deltaload_core::Dataset::compare`] compares the values.
-pub(crate) struct Ranks {
-    converter: RowConverter,
-}
-
-impl Ranks {
-    /// Ranks of columns of these types.
-    pub fn new(
-        types: impl IntoIterator<Item = deltalake::arrow::datatypes::DataType>,
-    ) -> Result<Self, ArrowError> {
-        let fields = types.into_iter().map(SortField::new).collect();
-        Ok(Self {
-            converter: RowConverter::new(fields)?,
-        })
-    }
-
-    /// The ranks of the rows of `columns`.
-    pub fn of(&self, columns: &[ArrayRef]) -> Result<Rows, ArrowError> {
-        self.converter.convert_columns(columns)
-    }
-}
-
-/// The changes by key: their key columns in Arrow's row format.
-pub(crate) struct ChangeKeys {
-    converter: RowConverter,
-    rows: Rows,
-}
-
-impl ChangeKeys {
-    /// The keys of `columns` (the changes' key columns, in key order).
-    pub fn new(columns: &[ArrayRef]) -> Result<Self, ArrowError> {
-        let fields = columns
-            .iter()
-            .map(|c| SortField::new(c.data_type().clone()))
-            .collect();
-        let converter = RowConverter::new(fields)?;
-        let rows = converter.convert_columns(columns)?;
-        Ok(Self { converter, rows })
-    }
-
-    /// Each change by its key. A key given twice is an error of the caller
-    /// (changes come one per key): its first index is returned as `Err`.
-    pub fn index(&self) -> Result<HashMap<&[u8], u32>, u32> {
-        let mut index = HashMap::with_capacity(self.rows.num_rows());
-        for (i, row) in self.rows.iter().enumerate() {
-            if let Some(first) = index.insert(row.data(), i as u32) {
-                return Err(first);
-            }
-        }
-        Ok(index)
-    }
-
-    /// The rows of a target file whose key is a change's: (row, change) pairs
-    /// in row order. `columns` are the file's key columns, in key order.
-    pub fn matches(
-        &self,
-        index: &HashMap<&[u8], u32>,
-        columns: &[ArrayRef],
-    ) -> Result<Vec<(u32, u32)>, ArrowError> {
-        let rows = self.converter.convert_columns(columns)?;
-        Ok(rows
-            .iter()
-            .enumerate()
-            .filter_map(|(r, row)| index.get(row.data()).map(|&c| (r as u32, c)))
-            .collect())
-    }
-}
+use crate::decide::Action;
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::ArrowError;
+use arrow_select::concat::concat;
+use arrow_select::take::take;
 
 /// Where each row of the upsert's output takes its values from: a (source
 /// batch, row) pair for the columns an update leaves (`kept`) and for those it
 /// sets (`set`); the two differ only for an updated row.
 #[derive(Default)]
-pub(crate) struct Picks {
+pub struct Picks {
     kept: Vec<(usize, usize)>,
     set: Vec<(usize, usize)>,
 }
@@ -231,7 +121,7 @@ impl Picks {
 /// comparator per column: twice as fast on a text-and-integer key).
 fn key_order(columns: &[ArrayRef]) -> Result<UInt32Array, ArrowError> {
     if let [one] = columns {
-        return sort_to_indices(one, None, None);
+        return arrow_ord::sort::sort_to_indices(one, None, None);
     }
     let fields = columns
         .iter()
@@ -246,8 +136,7 @@ fn key_order(columns: &[ArrayRef]) -> Result<UInt32Array, ArrowError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use deltalake::arrow::array::{Int64Array, StringArray};
-    use deltaload_core::Dataset;
+    use arrow_array::{Int64Array, StringArray};
     use std::sync::Arc;
 
     // Every pair of distinct keys of text (with nulls, empty, a NUL byte, a
@@ -255,7 +144,7 @@ mod tests {
     // in a scrambled order: the row format orders them as lexsort does.
     #[test]
     fn the_row_format_order_is_lexsorts() {
-        use deltalake::arrow::compute::{lexsort_to_indices, SortColumn};
+        use arrow_ord::sort::{lexsort_to_indices, SortColumn};
         let texts = [
             None,
             Some(""),
@@ -284,73 +173,6 @@ mod tests {
         let expected =
             lexsort_to_indices(&columns.iter().map(sort).collect::<Vec<_>>(), None).unwrap();
         assert_eq!(key_order(&columns).unwrap(), expected);
-    }
-
-    fn orders() -> Arc<Dataset> {
-        deltaload_core::Dataset::orders()
-    }
-
-    #[test]
-    fn newer_updates_older_is_stale_and_ties_go_by_content() {
-        let d = orders();
-        let col = |n: &str| d.columns.iter().position(|c| c.name == n).unwrap();
-        let (status, at) = (col("status"), col("updated_at"));
-        let columns = |rows: &[(&str, i64)]| -> Vec<ArrayRef> {
-            vec![
-                Arc::new(
-                    deltalake::arrow::array::TimestampMicrosecondArray::from_iter_values(
-                        rows.iter().map(|r| r.1),
-                    )
-                    .with_timezone("UTC"),
-                ),
-                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0))),
-            ]
-        };
-        let ranks = Ranks::new([
-            crate::schema::arrow_type(d.columns[at].ty),
-            crate::schema::arrow_type(d.columns[status].ty),
-        ])
-        .unwrap();
-        let rows = [("placed", 1), ("paid", 2), ("paid", 1), ("shipped", 1)];
-        let r = ranks.of(&columns(&rows)).unwrap();
-        let cmp = |a: usize, b: usize| r.row(a).cmp(&r.row(b));
-        let update = |a, b| decide(false, true, Ordering::Equal, cmp(a, b));
-        assert_eq!(update(1, 0), Action::Update, "newer");
-        assert_eq!(update(2, 1), Action::Stale, "older");
-        assert_eq!(update(3, 2), Action::Update, "shipped > paid by bytes");
-        assert_eq!(update(2, 3), Action::Stale);
-        assert_eq!(
-            update(2, 2),
-            Action::Stale,
-            "an equal change changes nothing"
-        );
-        assert_eq!(
-            decide(true, true, Ordering::Equal, Ordering::Less),
-            Action::Delete
-        );
-        assert_eq!(
-            decide(true, true, Ordering::Less, Ordering::Less),
-            Action::Stale
-        );
-        assert_eq!(
-            decide(false, false, Ordering::Less, Ordering::Less),
-            Action::Update
-        );
-        assert_eq!(
-            decide(true, false, Ordering::Less, Ordering::Less),
-            Action::Delete
-        );
-    }
-
-    #[test]
-    fn keys_given_twice_are_found_and_matches_come_in_row_order() {
-        let keys: ArrayRef = Arc::new(Int64Array::from(vec![3, 1, 2]));
-        let k = ChangeKeys::new(&[keys]).unwrap();
-        let index = k.index().unwrap();
-        let file: ArrayRef = Arc::new(Int64Array::from(vec![9, 2, 3, 8]));
-        assert_eq!(k.matches(&index, &[file]).unwrap(), vec![(1, 2), (2, 0)]);
-        let twice: ArrayRef = Arc::new(Int64Array::from(vec![3, 1, 3]));
-        assert_eq!(ChangeKeys::new(&[twice]).unwrap().index().err(), Some(0));
     }
 
     #[test]

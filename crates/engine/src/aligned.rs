@@ -1,0 +1,81 @@
+//! A round's changes laid out as rows of the table: the table's columns in
+//! its order, every one nullable, and the delete flag last.
+
+use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_schema::{ArrowError, SchemaRef};
+use deltaload_core::Dataset;
+
+/// The changes of a round aligned on the table: the batch in the table's
+/// column order with the delete flag last, and each dataset column's position.
+pub struct Aligned {
+    /// The changes, one per key, sorted by key.
+    pub changes: RecordBatch,
+    /// Where each dataset column is among the table's columns.
+    pub position: Vec<usize>,
+    /// The table's schema.
+    pub schema: SchemaRef,
+}
+
+impl Aligned {
+    /// Whether change `c` is a delete.
+    pub fn is_delete(&self, c: usize) -> bool {
+        let flags = self.changes.column(self.changes.num_columns() - 1);
+        flags
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .is_some_and(|f| f.is_valid(c) && f.value(c))
+    }
+
+    /// The key of change `c`, as text (`null` for a null), for messages.
+    pub fn key_text(&self, dataset: &Dataset, c: usize) -> String {
+        dataset
+            .keys
+            .iter()
+            .map(|&k| {
+                let column = self.changes.column(self.position[k]);
+                match column.is_null(c) {
+                    true => "null".to_string(),
+                    false => arrow_cast::display::array_value_to_string(column, c)
+                        .unwrap_or_else(|e| format!("(not shown: {e})")),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The changes' schema: the table's columns, then the delete flag.
+    pub fn schema_with_flag(&self) -> SchemaRef {
+        self.changes.schema()
+    }
+
+    /// The position of the delete flag.
+    pub fn delete_flag(&self) -> usize {
+        self.changes.num_columns() - 1
+    }
+}
+
+/// Each dataset column's position in `schema` (a table's, or the changes'
+/// aligned on it).
+pub fn positions(dataset: &Dataset, schema: &SchemaRef) -> Result<Vec<usize>, ArrowError> {
+    dataset
+        .columns
+        .iter()
+        .map(|c| schema.index_of(&c.name))
+        .collect()
+}
+
+/// Per table column, whether an update sets it: the update columns and the
+/// lineage columns.
+pub fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<bool> {
+    let set: Vec<&str> = dataset
+        .update
+        .iter()
+        .map(|&i| dataset.columns[i].name.as_str())
+        .chain(deltaload_core::spec::LINEAGE_COLUMNS)
+        .collect();
+    schema
+        .fields()
+        .iter()
+        .map(|f| set.contains(&f.name().as_str()))
+        .collect()
+}
