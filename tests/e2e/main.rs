@@ -18,6 +18,7 @@ mod event_failures;
 mod events;
 mod format_events;
 mod format_refusals;
+mod hostile_keys;
 mod hostile_objects;
 mod infra;
 mod lake_location;
@@ -39,6 +40,7 @@ mod rejects;
 mod show;
 mod storage_faults;
 mod sweep;
+mod truncated_stats;
 mod upsert_engines;
 
 use deltaload_tests::Sandbox;

@@ -6,8 +6,8 @@
 //! - [`newest`]: one change per key, the newest.
 //! - [`aligned`]: the changes laid out as the table's rows.
 //! - [`matching`]: which rows of a file hold a change's key.
-//! - [`decide`]: what a change does to the row of its key.
-//! - [`meet`]: the candidate files read and every change decided.
+//! - [`mod@decide`]: what a change does to the row of its key.
+//! - [`mod@meet`]: the candidate files read and every change decided.
 //! - [`picks`]: the rows that replace a rewritten file, sorted by key.
 //! - [`target`]: the target table's files, as the engine reads them.
 

@@ -46,6 +46,61 @@ fn sorted(mut cols: Vec<usize>) -> Vec<usize> {
     cols
 }
 
+/// What the first pass reads of each file and how it ranks what it finds.
+struct Probe {
+    /// The key and sequence columns, in the table's order.
+    wanted: Vec<usize>,
+    /// The same with the tie-break columns.
+    wanted_full: Vec<usize>,
+    /// Where each key column is among `wanted`.
+    key_at: Vec<usize>,
+    keys: ChangeKeys,
+    /// Decides on keys and sequences; `tied` also on tie-breaks.
+    rank: Decider,
+    tied: Decider,
+}
+
+impl Probe {
+    fn new<E: std::error::Error + 'static>(
+        dataset: &Dataset,
+        aligned: &Aligned,
+    ) -> Result<Self, EngineError<E>> {
+        let label = dataset.name.as_str();
+        let probe = sorted(
+            dataset
+                .keys
+                .iter()
+                .chain(&dataset.sequence_by)
+                .copied()
+                .collect(),
+        );
+        let full = sorted(probe.iter().chain(&dataset.tie_break).copied().collect());
+        let key_at = (dataset.keys.iter())
+            .map(|k| probe.iter().position(|p| p == k).unwrap_or(0))
+            .collect();
+        let key_columns: Vec<ArrayRef> = (dataset.keys.iter())
+            .map(|&k| aligned.changes.column(aligned.position[k]).clone())
+            .collect();
+        let keys = ChangeKeys::new(&key_columns)
+            .map_err(arrow(label, "indexing the changes' keys"))?
+            .map_err(|first| EngineError::ChangesTwice {
+                table: label.to_string(),
+                key: aligned.key_text(dataset, first as usize),
+            })?;
+        let ranked = |cols| {
+            Decider::new(dataset, aligned, cols).map_err(arrow(label, "ranking the changes"))
+        };
+        Ok(Self {
+            wanted: probe.iter().map(|&i| aligned.position[i]).collect(),
+            wanted_full: full.iter().map(|&i| aligned.position[i]).collect(),
+            key_at,
+            keys,
+            rank: ranked(&probe)?,
+            tied: ranked(&full)?,
+        })
+    }
+}
+
 /// Reads the key and sequence columns of the `candidates` and decides what
 /// each change does to the row of its key. The tie-break columns are read
 /// only for a file where an upsert meets a row of an equal sequence (rare).
@@ -56,37 +111,7 @@ pub async fn meet<T: Target>(
     target: &T,
 ) -> Result<Met, EngineError<T::Error>> {
     let label = dataset.name.as_str();
-    let probe = sorted(
-        dataset
-            .keys
-            .iter()
-            .chain(&dataset.sequence_by)
-            .copied()
-            .collect(),
-    );
-    let full = sorted(probe.iter().chain(&dataset.tie_break).copied().collect());
-    let wanted: Vec<usize> = probe.iter().map(|&i| aligned.position[i]).collect();
-    let wanted_full: Vec<usize> = full.iter().map(|&i| aligned.position[i]).collect();
-    let key_at: Vec<usize> = dataset
-        .keys
-        .iter()
-        .map(|k| probe.iter().position(|p| p == k).unwrap_or(0))
-        .collect();
-    let key_columns: Vec<ArrayRef> = dataset
-        .keys
-        .iter()
-        .map(|&k| aligned.changes.column(aligned.position[k]).clone())
-        .collect();
-    let keys = ChangeKeys::new(&key_columns)
-        .map_err(arrow(label, "indexing the changes' keys"))?
-        .map_err(|first| EngineError::ChangesTwice {
-            table: label.to_string(),
-            key: aligned.key_text(dataset, first as usize),
-        })?;
-    let rank =
-        Decider::new(dataset, aligned, &probe).map_err(arrow(label, "ranking the changes"))?;
-    let tied =
-        Decider::new(dataset, aligned, &full).map_err(arrow(label, "ranking the changes"))?;
+    let probe = Probe::new(dataset, aligned)?;
     let n = aligned.changes.num_rows();
     let mut met = Met {
         hits: Vec::with_capacity(candidates.len()),
@@ -94,28 +119,26 @@ pub async fn meet<T: Target>(
         found: vec![false; n],
     };
     let mut holder: Vec<Option<usize>> = vec![None; n];
-    let mut reads = target.read_all(candidates.iter().collect(), &aligned.schema, &wanted);
+    let mut reads = target.read_all(candidates.iter().collect(), &aligned.schema, &probe.wanted);
     while let Some(file) = reads.next().await {
         let file = file.map_err(EngineError::Target)?;
         let f = met.hits.len();
-        let columns: Vec<ArrayRef> = key_at
-            .iter()
+        let columns: Vec<ArrayRef> = (probe.key_at.iter())
             .map(|&i| file.batch.column(i).clone())
             .collect();
-        let pairs = keys
-            .matches(&columns)
-            .map_err(arrow(label, "matching a file's keys"))?;
+        let pairs =
+            (probe.keys.matches(&columns)).map_err(arrow(label, "matching a file's keys"))?;
         let decided = |d: &Decider, batch| {
             d.decide(aligned, batch, &pairs)
                 .map_err(arrow(label, "deciding the changes"))
         };
-        let mut actions = decided(&rank, &file.batch)?;
+        let mut actions = decided(&probe.rank, &file.batch)?;
         if actions.iter().any(Option::is_none) {
             let whole = target
-                .read(&candidates[f], &aligned.schema, &wanted_full)
+                .read(&candidates[f], &aligned.schema, &probe.wanted_full)
                 .await
                 .map_err(EngineError::Target)?;
-            actions = decided(&tied, &whole.batch)?;
+            actions = decided(&probe.tied, &whole.batch)?;
         }
         let mut hits = Vec::with_capacity(pairs.len());
         for ((r, c), action) in pairs.iter().copied().zip(actions) {
@@ -131,9 +154,7 @@ pub async fn meet<T: Target>(
             met.found[c as usize] = true;
             hits.push((r, c, action.unwrap_or(Action::Stale)));
         }
-        let changed = hits
-            .iter()
-            .filter(|h| h.2.changes())
+        let changed = (hits.iter().filter(|h| h.2.changes()))
             .map(|h| file.physical(h.0))
             .collect();
         met.changed.push((file.rows, changed));

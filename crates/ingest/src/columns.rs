@@ -110,16 +110,23 @@ pub struct Columns {
     live: usize,
     /// What went wrong that the reader should never have let happen.
     broken: Option<String>,
+    /// Batches taken whole (no value converted) rather than built.
+    whole: usize,
 }
 
 impl Columns {
     /// The record batches, in record order; `Err` when the reader gave a
     /// value of the wrong type (a defect, never the data's fault).
-    pub fn finish(mut self) -> Result<Vec<RecordBatch>, String> {
+    pub fn finish(self) -> Result<Vec<RecordBatch>, String> {
+        self.finish_counted().map(|(batches, _)| batches)
+    }
+
+    /// [`Columns::finish`], with how many batches came in whole.
+    pub fn finish_counted(mut self) -> Result<(Vec<RecordBatch>, usize), String> {
         self.flush()?;
         match self.broken {
             Some(problem) => Err(problem),
-            None => Ok(self.done),
+            None => Ok((self.done, self.whole)),
         }
     }
 
@@ -165,6 +172,7 @@ impl Sink for Columns {
             done: Vec::new(),
             live: 0,
             broken: None,
+            whole: 0,
         }
     }
 
@@ -215,8 +223,25 @@ impl Sink for Columns {
         later.flush_or_break();
         self.done.append(&mut later.done);
         self.live += later.live;
+        self.whole += later.whole;
         if let Some(problem) = later.broken {
             self.broken.get_or_insert(problem);
+        }
+    }
+}
+
+/// Parquet batches whose columns already hold the dataset's types come in whole.
+impl deltaload_parquet::ParquetSink for Columns {
+    fn batch_schema(&self) -> Option<SchemaRef> {
+        Some(self.schema.clone())
+    }
+
+    fn push_batch(&mut self, batch: RecordBatch) {
+        self.flush_or_break();
+        self.live += batch.num_rows();
+        self.whole += 1;
+        if batch.num_rows() > 0 {
+            self.done.push(batch);
         }
     }
 }

@@ -59,6 +59,9 @@ pub struct Ingested {
     pub batches: Vec<RecordBatch>,
     /// The records that did not.
     pub rejects: Vec<Reject>,
+    /// Batches taken whole from the file (Parquet of the dataset's own
+    /// types), no value converted.
+    pub whole_batches: usize,
 }
 
 impl Ingested {
@@ -95,30 +98,31 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
     let parsed: ParsedFile<Columns> = match dataset.format {
         Format::Csv => deltaload_core::read_file_into(dataset, bytes),
         Format::Jsonl => deltaload_core::read_jsonl_into(dataset, bytes),
-        Format::Parquet => read_parquet(dataset, bytes).map(|p| ParsedFile {
-            changes: from_rows(dataset, &p.changes),
-            rejects: p.rejects,
-        }),
+        Format::Parquet => read_parquet(dataset, bytes),
     }
     .map_err(IngestError::Refused)?;
-    let batches = parsed
-        .changes
-        .finish()
-        .map_err(|problem| IngestError::Defect {
-            dataset: dataset.name.clone(),
-            problem,
-        })?;
+    let (batches, whole_batches) =
+        parsed
+            .changes
+            .finish_counted()
+            .map_err(|problem| IngestError::Defect {
+                dataset: dataset.name.clone(),
+                problem,
+            })?;
     Ok(Ingested {
         batches,
         rejects: parsed.rejects,
+        whole_batches,
     })
 }
 
 /// A Parquet file of `dataset`. The reader checks what the Parquet decoder
 /// would panic on; should a file still reach one of its panics, the file is
 /// refused, not the process killed (and the message redelivered for ever).
-fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
-    let read = std::panic::AssertUnwindSafe(|| deltaload_parquet::read_parquet(dataset, bytes));
+fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile<Columns>, HeaderMismatch> {
+    let read = std::panic::AssertUnwindSafe(|| {
+        deltaload_parquet::read_parquet_into::<Columns>(dataset, bytes)
+    });
     std::panic::catch_unwind(read).unwrap_or_else(|_| {
         Err(HeaderMismatch::new(
             dataset,
@@ -162,5 +166,7 @@ fn scalar(value: &deltaload_core::Value) -> deltaload_core::Scalar<'_> {
     }
 }
 
+#[cfg(test)]
+mod parquet_tests;
 #[cfg(test)]
 mod tests;

@@ -43,7 +43,7 @@ fn row_values(dataset: &Dataset, batch: &RecordBatch, i: usize) -> Vec<Value> {
 }
 
 /// What the Arrow reader read, as the value readers give it.
-fn as_values(dataset: &Dataset, ingested: &Ingested) -> Vec<Vec<Value>> {
+pub(crate) fn as_values(dataset: &Dataset, ingested: &Ingested) -> Vec<Vec<Value>> {
     ingested
         .batches
         .iter()

@@ -2,10 +2,11 @@
 
 use crate::error::LakeError;
 use crate::schema::{quoted, timestamp, TableName};
-use crate::table::{longs_of, query, refresh, sql_string, strings_of};
+use crate::table::{longs_of, query_with, refresh, strings_of};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::common::ScalarValue;
 use deltalake::DeltaTable;
 use deltaload_core::Dataset;
 use deltaload_flow::LedgerStatus;
@@ -102,6 +103,16 @@ impl Lake {
     }
 
     async fn ask(&mut self, name: &TableName, sql: &str) -> Result<Vec<RecordBatch>, LakeError> {
+        self.ask_with(name, sql, Vec::new()).await
+    }
+
+    /// [`Lake::ask`] with `sql`'s placeholders bound to `params`.
+    async fn ask_with(
+        &mut self,
+        name: &TableName,
+        sql: &str,
+        params: Vec<ScalarValue>,
+    ) -> Result<Vec<RecordBatch>, LakeError> {
         let missing = LakeError::Invariant {
             table: name.as_str(),
             detail: "is not a table of this lake's spec".to_string(),
@@ -109,7 +120,7 @@ impl Lake {
         let ctx = self.ctx.clone();
         let table = self.table_mut(name).ok_or(missing)?;
         refresh(table, name).await?;
-        query(&ctx, table, name, sql).await
+        query_with(&ctx, table, name, sql, params).await
     }
 
     /// The ledger's rows for locations starting with `prefix`, by location.
@@ -117,12 +128,11 @@ impl Lake {
         &mut self,
         prefix: &str,
     ) -> Result<HashMap<String, Vec<RecordedVersion>>, LakeError> {
-        let sql = format!(
-            "SELECT location, content_id, etag, status, reason, loaded_at FROM ledger \
-             WHERE starts_with(location, {})",
-            sql_string(prefix)
-        );
-        let found = self.ask(&TableName::Ledger, &sql).await?;
+        let sql = "SELECT location, content_id, etag, status, reason, loaded_at FROM ledger \
+                   WHERE starts_with(location, $1)";
+        let found = self
+            .ask_with(&TableName::Ledger, sql, vec![ScalarValue::from(prefix)])
+            .await?;
         let locations = column_text(&found, 0)?;
         let contents = column_text(&found, 1)?;
         let etags = column_text(&found, 2)?;
@@ -151,14 +161,17 @@ impl Lake {
     /// File versions under `prefix` whose reconciliation row does not balance
     /// (checked again from its figures, not from its `balanced` column).
     pub async fn unbalanced_files(&mut self, prefix: &str) -> Result<Vec<String>, LakeError> {
-        let sql = format!(
-            "SELECT location FROM reconciliation WHERE starts_with(location, {}) AND \
-             (NOT balanced OR records <> loaded + rejected \
-              OR loaded <> duplicates + inserted + updated + stale + coalesce(deleted, 0)) \
-             ORDER BY location",
-            sql_string(prefix)
-        );
-        let found = self.ask(&TableName::Reconciliation, &sql).await?;
+        let sql = "SELECT location FROM reconciliation WHERE starts_with(location, $1) AND \
+                   (NOT balanced OR records <> loaded + rejected \
+                    OR loaded <> duplicates + inserted + updated + stale + coalesce(deleted, 0)) \
+                   ORDER BY location";
+        let found = self
+            .ask_with(
+                &TableName::Reconciliation,
+                sql,
+                vec![ScalarValue::from(prefix)],
+            )
+            .await?;
         Ok(column_text(&found, 0)?.into_iter().flatten().collect())
     }
 

@@ -88,6 +88,14 @@ impl MemoryBudget {
         share.clamp(1 << 10, 32 << 20) as usize
     }
 
+    /// The bytes of parsed changes (Arrow arrays, measured) a file read in
+    /// pieces holds before it writes them to a sorted run: a quarter of the
+    /// budget, so that cutting them to the newest change per key (a copy)
+    /// and the next piece's text fit beside them.
+    pub fn run_bytes(&self) -> u64 {
+        self.bytes.map_or(256 << 20, |b| b / 4).max(1)
+    }
+
     /// The changes (rows of `row_bytes` each in memory) upserted at a time
     /// when a load goes by slices.
     pub fn slice_rows(&self, row_bytes: u64) -> usize {

@@ -100,6 +100,7 @@ impl Lake {
                 Ok((spilled, rejects)) => {
                     self.spills.files_in_pieces += 1;
                     self.spills.runs_written += spilled.runs_written;
+                    self.spills.most_held = self.spills.most_held.max(spilled.most_held);
                     Intake::Spilled(spilled, rejects)
                 }
                 Err(refused) => Intake::Refused(refused),

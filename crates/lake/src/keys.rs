@@ -2,12 +2,15 @@
 //! appears twice: both join the table with the keys registered as a table.
 
 use crate::error::LakeError;
-use crate::predicates::{batch_ranges, integer_key, within_ranges};
+use crate::predicates::{self, batch_ranges, integer_key, within_ranges};
 use crate::schema::{arrow_type, quoted, TableName};
+use crate::table::frame;
 use crate::table::{first_long, query};
 use crate::{arrow_rows, values, Lake};
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::functions_aggregate::expr_fn::{count, count_distinct};
+use deltalake::datafusion::prelude::lit;
 use deltaload_core::{Dataset, Row, Value};
 use std::sync::Arc;
 
@@ -172,7 +175,8 @@ impl Lake {
         let name = TableName::Target(dataset.clone());
         let table = dataset.name.as_str();
         let from = quoted(table);
-        let (sql, scope) = match (integer_key(&dataset), dataset.keys.len()) {
+        let target = &self.sets[ds].target;
+        let (doubled, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
                 // The same ranges as the MERGE's: the files it skipped are not read here either.
                 let ids = key_integers(&dataset, changes);
@@ -181,12 +185,33 @@ impl Lake {
                     ranges.first().map_or(0, |r| r.0),
                     ranges.last().map_or(0, |r| r.1),
                 );
+                let within = within_ranges(predicates::column(&column), &ranges);
+                let counted = frame(&self.ctx, target, &name)
+                    .await?
+                    .filter(within)
+                    .and_then(|f| {
+                        f.aggregate(
+                            vec![],
+                            vec![
+                                count(lit(1)).alias("rows"),
+                                count_distinct(predicates::column(&column)).alias("keys"),
+                            ],
+                        )
+                    })
+                    .map_err(LakeError::query(table))?
+                    .collect()
+                    .await
+                    .map_err(LakeError::query(table))?;
+                let doubled = match counted.iter().find(|b| b.num_rows() > 0) {
+                    Some(b) => {
+                        first_long(b.column(0))?.unwrap_or(0)
+                            - first_long(b.column(1))?.unwrap_or(0)
+                    }
+                    None => 0,
+                };
                 (
-                    format!(
-                        "SELECT count(*) - count(DISTINCT {column}) FROM {from} WHERE {}",
-                        within_ranges(&column, &ranges)
-                    ),
-                    format!("{} value(s) of this load (between {min} and {max})", column),
+                    doubled,
+                    format!("{column} value(s) of this load (between {min} and {max})"),
                 )
             }
             _ => {
@@ -198,24 +223,23 @@ impl Lake {
                     .iter()
                     .map(|&k| format!("t.{}", quoted(&dataset.columns[k].name)))
                     .collect();
-                (
-                    format!(
-                        "SELECT count(*) FROM (SELECT 1 FROM {from} t JOIN {KEYS} b ON {} \
-                         GROUP BY {} HAVING count(*) > 1)",
-                        key_join(&dataset),
-                        key_columns.join(", ")
-                    ),
-                    format!(
-                        "key(s) ({}) of this load",
-                        dataset.names(&dataset.keys).join(", ")
-                    ),
-                )
+                let sql = format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {from} t JOIN {KEYS} b ON {} \
+                     GROUP BY {} HAVING count(*) > 1)",
+                    key_join(&dataset),
+                    key_columns.join(", ")
+                );
+                let batches = query(&self.ctx, target, &name, &sql).await?;
+                let doubled = match batches.iter().find(|b| b.num_rows() > 0) {
+                    Some(batch) => first_long(batch.column(0))?.unwrap_or(0),
+                    None => 0,
+                };
+                let scope = format!(
+                    "key(s) ({}) of this load",
+                    dataset.names(&dataset.keys).join(", ")
+                );
+                (doubled, scope)
             }
-        };
-        let batches = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
-        let doubled = match batches.iter().find(|b| b.num_rows() > 0) {
-            Some(batch) => first_long(batch.column(0))?.unwrap_or(0),
-            None => 0,
         };
         if doubled != 0 {
             return Err(LakeError::Invariant {

@@ -4,7 +4,7 @@
 use crate::arrow_rows;
 use crate::error::LakeError;
 use crate::schema::TableName;
-use crate::table::{file_versions, query, refresh, replace_where, sql_in};
+use crate::table::{file_versions, is_in, refresh, replace_where, select_where};
 use crate::table::{longs_of, strings_of};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
@@ -18,11 +18,20 @@ impl Lake {
         keys: &[FileKey],
     ) -> Result<HashMap<FileKey, Recorded>, LakeError> {
         refresh(&mut self.ledger, &TableName::Ledger).await?;
-        let sql = format!(
-            "SELECT location, content_id, status, reason, orders_version FROM ledger WHERE {}",
-            sql_in("location", keys.iter().map(|k| k.location.as_str()))
-        );
-        let batches = query(&self.ctx, &self.ledger, &TableName::Ledger, &sql).await?;
+        let batches = select_where(
+            &self.ctx,
+            &self.ledger,
+            &TableName::Ledger,
+            &[
+                "location",
+                "content_id",
+                "status",
+                "reason",
+                "orders_version",
+            ],
+            is_in("location", keys.iter().map(|k| k.location.as_str())),
+        )
+        .await?;
         let mut seen = HashMap::new();
         for batch in &batches {
             let locations = strings_of(batch.column(0))?;

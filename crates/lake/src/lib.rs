@@ -76,6 +76,9 @@ pub struct Spills {
     pub files_in_pieces: u64,
     /// Sorted runs written to the spill directory.
     pub runs_written: u64,
+    /// The most bytes of parsed changes (measured Arrow arrays) a file read
+    /// in pieces held in memory at once, before writing them to a run.
+    pub most_held: u64,
     /// Slices of keys upserted one at a time (a file read in pieces, or a
     /// rewrite that would not fit at once).
     pub slices: u64,

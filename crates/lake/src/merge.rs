@@ -6,11 +6,11 @@ use crate::arrow_rows;
 use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::predicates::{
-    batch_ranges, integer_key, join_predicate, newer_predicate, sequence_predicate,
+    batch_ranges, integer_key, join_predicate, newer_predicate, sequence_predicate, side,
 };
-use crate::schema::quoted;
 use crate::Lake;
 use deltalake::datafusion::common::Column;
+use deltalake::datafusion::prelude::Expr;
 use deltalake::kernel::transaction::CommitProperties;
 use deltaload_core::{Dataset, MergeCounts};
 use serde_json::json;
@@ -104,15 +104,14 @@ impl Lake {
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         // With deletes in the feed: a delete removes a matched row it is not
         // older than; an upsert updates or inserts as without.
-        let flag = format!("s.{}", arrow_rows::DELETE_FLAG);
-        let when = |condition: Option<String>, delete: bool| {
-            let flag = if delete {
-                flag.clone()
-            } else {
-                format!("NOT {flag}")
+        let flag = side("s", arrow_rows::DELETE_FLAG);
+        let when = |condition: Option<Expr>, delete: bool| {
+            let flag = match delete {
+                true => flag.clone(),
+                false => !flag.clone(),
             };
             match (deletes, condition) {
-                (true, Some(c)) => Some(format!("{flag} AND ({c})")),
+                (true, Some(c)) => Some(flag.and(c)),
                 (true, None) => Some(flag),
                 (false, c) => c,
             }
@@ -140,7 +139,7 @@ impl Lake {
                     None => update,
                 };
                 updated_columns(&dataset).fold(update, |u, c| {
-                    u.update(Column::new_unqualified(c), format!("s.{}", quoted(c)))
+                    u.update(Column::new_unqualified(c), side("s", c))
                 })
             })
             .and_then(|m| {
@@ -150,7 +149,7 @@ impl Lake {
                         None => insert,
                     };
                     all_columns(&dataset).fold(insert, |i, c| {
-                        i.set(Column::new_unqualified(c), format!("s.{}", quoted(c)))
+                        i.set(Column::new_unqualified(c), side("s", c))
                     })
                 })
             })

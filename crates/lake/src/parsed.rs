@@ -30,36 +30,18 @@ pub fn read_changes(
     bytes: &[u8],
 ) -> Result<Result<FileChanges, HeaderMismatch>, LakeError> {
     let started = std::time::Instant::now();
-    let ingested = match deltaload_ingest::read_changes(dataset, bytes) {
+    let ingested = match ingest(dataset, bytes)? {
         Ok(ingested) => ingested,
-        Err(IngestError::Refused(refused)) => return Ok(Err(refused)),
-        Err(e @ IngestError::Defect { .. }) => {
-            return Err(LakeError::Invariant {
-                table: dataset.name.clone(),
-                detail: e.to_string(),
-            })
-        }
+        Err(refused) => return Ok(Err(refused)),
     };
     let read_ms = started.elapsed().as_millis() as u64;
-    let label = dataset.name.as_str();
-    let schema = deltaload_ingest::changes_schema(dataset);
-    let batch = match ingested.batches.as_slice() {
-        [one] => one.clone(),
-        many => deltalake::arrow::compute::concat_batches(&schema, many)
-            .map_err(LakeError::arrow(label))?,
-    };
     let width = dataset.columns.len();
-    let deletes = batch.column(width).as_boolean().true_count() as u64;
-    let position: Vec<usize> = (0..width).collect();
-    let order = deltaload_engine::Order::new(dataset, &schema, &position, Some(width))
-        .map_err(LakeError::arrow(label))?;
-    let winners =
-        deltaload_engine::newest_indices(&order, &batch).map_err(LakeError::arrow(label))?;
-    let newest = match winners.len() == batch.num_rows() && is_identity(&winners) {
-        true => batch,
-        false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
-            .map_err(LakeError::arrow(label))?,
-    };
+    let deletes = ingested
+        .batches
+        .iter()
+        .map(|b| b.column(width).as_boolean().true_count() as u64)
+        .sum();
+    let newest = newest_of(dataset, &ingested.batches)?;
     tracing::debug!(
         read_ms,
         newest_ms = started.elapsed().as_millis() as u64 - read_ms,
@@ -73,6 +55,47 @@ pub fn read_changes(
         deletes,
         rejects: ingested.rejects,
     }))
+}
+
+/// `bytes` read into Arrow, or why the whole file is refused (the inner `Err`).
+pub(crate) fn ingest(
+    dataset: &Dataset,
+    bytes: &[u8],
+) -> Result<Result<deltaload_ingest::Ingested, HeaderMismatch>, LakeError> {
+    match deltaload_ingest::read_changes(dataset, bytes) {
+        Ok(ingested) => Ok(Ok(ingested)),
+        Err(IngestError::Refused(refused)) => Ok(Err(refused)),
+        Err(e @ IngestError::Defect { .. }) => Err(LakeError::Invariant {
+            table: dataset.name.clone(),
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// The newest change of each key among `batches` (changes in file order, of
+/// `deltaload_ingest::changes_schema`), sorted by key.
+pub(crate) fn newest_of(
+    dataset: &Dataset,
+    batches: &[RecordBatch],
+) -> Result<RecordBatch, LakeError> {
+    let label = dataset.name.as_str();
+    let schema = deltaload_ingest::changes_schema(dataset);
+    let batch = match batches {
+        [one] => one.clone(),
+        many => deltalake::arrow::compute::concat_batches(&schema, many)
+            .map_err(LakeError::arrow(label))?,
+    };
+    let width = dataset.columns.len();
+    let position: Vec<usize> = (0..width).collect();
+    let order = deltaload_engine::Order::new(dataset, &schema, &position, Some(width))
+        .map_err(LakeError::arrow(label))?;
+    let winners =
+        deltaload_engine::newest_indices(&order, &batch).map_err(LakeError::arrow(label))?;
+    match winners.len() == batch.num_rows() && is_identity(&winners) {
+        true => Ok(batch),
+        false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
+            .map_err(LakeError::arrow(label)),
+    }
 }
 
 /// Whether `winners` is `0, 1, 2, ...`: the file held each key once, in order.

@@ -1,7 +1,9 @@
 //! The SQL predicates of the MERGE into a dataset's table: which rows it joins
 //! (the keys, bounded by the batch's ranges of an integer key) and when a change wins.
 
-use crate::schema::quoted;
+use crate::error::LakeError;
+use deltalake::datafusion::common::Column;
+use deltalake::datafusion::prelude::{lit, Expr};
 use deltaload_core::{ColumnType, Dataset};
 
 /// How many order_id ranges the MERGE predicate names at most: enough to
@@ -9,38 +11,49 @@ use deltaload_core::{ColumnType, Dataset};
 /// the predicate to stay short.
 pub(crate) const MERGE_RANGES: usize = 32;
 
-/// The MERGE's join predicate: the order ids match, and the target row lies
-/// in one of the ranges that cover the batch's ids. The ranges change no
-/// match (every source id is inside one) but reach the scan as a filter on
-/// the target alone, so files whose order_id statistics miss every range are
-/// neither read nor rewritten, and a concurrent commit adding one of these
-/// ids still conflicts with this one.
-pub(crate) fn join_predicate(dataset: &Dataset, ranges: &[(i64, i64)]) -> String {
-    let keys: Vec<String> = dataset
-        .keys
-        .iter()
-        .map(|&k| {
-            let c = quoted(&dataset.columns[k].name);
-            format!("t.{c} = s.{c}")
-        })
-        .collect();
-    let join = keys.join(" AND ");
+/// Column `name` of the MERGE's target (`t`) or source (`s`): a column
+/// reference, never parsed, whatever characters the name holds.
+pub(crate) fn side(relation: &str, name: &str) -> Expr {
+    Expr::Column(Column::new(Some(relation), name))
+}
+
+/// Column `name` of the table a predicate reads.
+pub(crate) fn column(name: &str) -> Expr {
+    Expr::Column(Column::new_unqualified(name))
+}
+
+/// Every predicate of `parts` (TRUE for none).
+fn all(parts: impl IntoIterator<Item = Expr>) -> Expr {
+    parts.into_iter().reduce(Expr::and).unwrap_or(lit(true))
+}
+
+/// Any predicate of `parts` (FALSE for none).
+pub(crate) fn any(parts: impl IntoIterator<Item = Expr>) -> Expr {
+    parts.into_iter().reduce(Expr::or).unwrap_or(lit(false))
+}
+
+/// The MERGE's join predicate: the keys match, and the target row lies in
+/// one of the ranges that cover the batch's ids. The ranges change no match
+/// (every source id is inside one) but reach the scan as a filter on the
+/// target alone, so files whose key statistics miss every range are neither
+/// read nor rewritten, and a concurrent commit adding one of these ids
+/// still conflicts with this one.
+pub(crate) fn join_predicate(dataset: &Dataset, ranges: &[(i64, i64)]) -> Expr {
+    let join = all(dataset.keys.iter().map(|&k| {
+        let name = &dataset.columns[k].name;
+        side("t", name).eq(side("s", name))
+    }));
     match integer_key(dataset) {
-        Some(first) if !ranges.is_empty() => {
-            format!(
-                "{join} AND ({})",
-                within_ranges(&format!("t.{first}"), ranges)
-            )
-        }
+        Some(first) if !ranges.is_empty() => join.and(within_ranges(side("t", &first), ranges)),
         _ => join,
     }
 }
 
-/// The first key column, quoted, when it holds whole numbers: the column whose
-/// ranges bound a MERGE's scan.
+/// The first key column's name, when it holds whole numbers: the column
+/// whose ranges bound a MERGE's scan.
 pub(crate) fn integer_key(dataset: &Dataset) -> Option<String> {
     let first = &dataset.columns[dataset.keys[0]];
-    matches!(first.ty, ColumnType::Int | ColumnType::Bigint).then(|| quoted(&first.name))
+    matches!(first.ty, ColumnType::Int | ColumnType::Bigint).then(|| first.name.clone())
 }
 
 /// The ranges covering the batch's ids, or the one range from the smallest to
@@ -62,57 +75,66 @@ pub(crate) fn batch_ranges(ids: &[i64]) -> Vec<(i64, i64)> {
     }
 }
 
-/// `column` lies in one of `ranges`, in SQL.
-pub(crate) fn within_ranges(column: &str, ranges: &[(i64, i64)]) -> String {
-    let within: Vec<String> = ranges
-        .iter()
-        .map(|(low, high)| {
-            if low == high {
-                format!("{column} = {low}")
-            } else {
-                format!("{column} BETWEEN {low} AND {high}")
-            }
-        })
-        .collect();
-    within.join(" OR ")
+/// `column` lies in one of `ranges`.
+pub(crate) fn within_ranges(column: Expr, ranges: &[(i64, i64)]) -> Expr {
+    any(ranges.iter().map(|&(low, high)| match low == high {
+        true => column.clone().eq(lit(low)),
+        false => column.clone().between(lit(low), lit(high)),
+    }))
 }
 
 /// `s` wins over `t`: a strictly greater sequence, or an equal one and greater
 /// by the tie-break columns; `None` without a sequence (a later change always
-/// wins). Mirrors [`deltaload_core::Dataset::compare`] in SQL (nulls lowest).
-pub(crate) fn newer_predicate(dataset: &Dataset) -> Option<String> {
+/// wins). Mirrors [`deltaload_core::Dataset::compare`] (nulls lowest).
+pub(crate) fn newer_predicate(dataset: &Dataset) -> Option<Expr> {
     if dataset.sequence_by.is_empty() {
         return None;
     }
-    let mut lex = "FALSE".to_string();
+    let mut lex = lit(false);
     for &i in dataset.tie_break.iter().rev() {
-        let c = quoted(&dataset.columns[i].name);
-        lex = format!(
-            "((s.{c} IS NOT NULL AND t.{c} IS NULL) OR s.{c} > t.{c} \
-             OR (((s.{c} IS NULL AND t.{c} IS NULL) OR s.{c} = t.{c}) AND {lex}))"
-        );
+        let (s, t) = sides(dataset, i);
+        let greater = s
+            .clone()
+            .is_not_null()
+            .and(t.clone().is_null())
+            .or(s.clone().gt(t.clone()));
+        let equal = s.clone().is_null().and(t.clone().is_null()).or(s.eq(t));
+        lex = greater.or(equal.and(lex));
     }
+    Some(by_sequence(dataset, lex))
+}
+
+/// The source's and the target's column `i`.
+fn sides(dataset: &Dataset, i: usize) -> (Expr, Expr) {
+    let name = &dataset.columns[i].name;
+    (side("s", name), side("t", name))
+}
+
+/// `s`'s sequence is greater than `t`'s, or equal and then `tie`.
+fn by_sequence(dataset: &Dataset, tie: Expr) -> Expr {
+    let mut lex = tie;
     for &i in dataset.sequence_by.iter().rev() {
-        let c = quoted(&dataset.columns[i].name);
-        lex = format!("s.{c} > t.{c} OR (s.{c} = t.{c} AND ({lex}))");
+        let (s, t) = sides(dataset, i);
+        lex = s.clone().gt(t.clone()).or(s.eq(t).and(lex));
     }
-    Some(lex)
+    lex
 }
 
 /// `s`'s sequence is greater than `t`'s (`or_equal`: or equal), column by
 /// column; `None` without a sequence. A delete replaces a row of an equal
 /// sequence ([`deltaload_core::Dataset::compare`]); a tombstone is replaced
 /// by a strictly newer delete only.
-pub(crate) fn sequence_predicate(dataset: &Dataset, or_equal: bool) -> Option<String> {
-    if dataset.sequence_by.is_empty() {
-        return None;
-    }
-    let mut lex = if or_equal { "TRUE" } else { "FALSE" }.to_string();
-    for &i in dataset.sequence_by.iter().rev() {
-        let c = quoted(&dataset.columns[i].name);
-        lex = format!("s.{c} > t.{c} OR (s.{c} = t.{c} AND ({lex}))");
-    }
-    Some(lex)
+pub(crate) fn sequence_predicate(dataset: &Dataset, or_equal: bool) -> Option<Expr> {
+    (!dataset.sequence_by.is_empty()).then(|| by_sequence(dataset, lit(or_equal)))
+}
+
+/// A predicate as SQL, written by DataFusion's unparser (for a commit's
+/// operation, which records its read predicate as text): every value a
+/// literal it quotes itself.
+pub(crate) fn sql_of(expr: &Expr) -> Result<String, LakeError> {
+    deltalake::datafusion::sql::unparser::expr_to_sql(expr)
+        .map(|sql| sql.to_string())
+        .map_err(LakeError::query("predicate"))
 }
 
 #[cfg(test)]
@@ -123,36 +145,36 @@ mod tests {
         Dataset::orders()
     }
 
+    fn sql(e: &Expr) -> String {
+        sql_of(e).unwrap()
+    }
+
     #[test]
     fn the_join_predicate_bounds_the_target_by_the_batch_ranges() {
-        let join = |ids: &[i64]| join_predicate(&orders(), &batch_ranges(ids));
-        assert_eq!(join(&[]), "t.order_id = s.order_id");
+        let join = |ids: &[i64]| sql(&join_predicate(&orders(), &batch_ranges(ids)));
+        assert_eq!(join(&[]), "(t.order_id = s.order_id)");
         assert_eq!(
             join(&[90, 3, 4, 5]),
-            "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 5 OR t.order_id = 90)"
+            "((t.order_id = s.order_id) AND ((t.order_id BETWEEN 3 AND 5) OR (t.order_id = 90)))"
         );
         // Gaps that leave out less than half of the span: one range.
         assert_eq!(
             join(&[9, 3, 4, 5, 7]),
-            "t.order_id = s.order_id AND (t.order_id BETWEEN 3 AND 9)"
+            "((t.order_id = s.order_id) AND (t.order_id BETWEEN 3 AND 9))"
         );
-        assert_eq!(
-            join(&[i64::MIN, i64::MAX]),
-            format!(
-                "t.order_id = s.order_id AND (t.order_id = {} OR t.order_id = {})",
-                i64::MIN,
-                i64::MAX
-            )
-        );
+        assert!(join(&[i64::MIN, i64::MAX]).contains(&i64::MIN.to_string()));
     }
 
     #[test]
     fn predicate_names_every_tie_column() {
-        let p = newer_predicate(&orders()).unwrap();
+        let p = sql(&newer_predicate(&orders()).unwrap()).replace('"', "");
         for c in ["status", "customer_id", "currency", "amount", "ordered_at"] {
-            assert!(p.contains(&format!("s.{c} > t.{c}")), "{p}");
+            assert!(p.contains(&format!("(s.{c} > t.{c})")), "{p}");
         }
-        assert!(p.starts_with("s.updated_at > t.updated_at OR (s.updated_at = t.updated_at AND"));
+        assert!(
+            p.starts_with("((s.updated_at > t.updated_at) OR ((s.updated_at = t.updated_at) AND"),
+            "{p}"
+        );
     }
 
     #[test]
@@ -166,12 +188,12 @@ mod tests {
         .unwrap();
         let d = &spec.datasets[0];
         assert_eq!(
-            join_predicate(d, &[(1, 2)]),
-            "t.\"Region\" = s.\"Region\" AND t.id = s.id"
+            sql(&join_predicate(d, &[(1, 2)])),
+            "((t.\"Region\" = s.\"Region\") AND (t.id = s.id))"
         );
         assert_eq!(
-            newer_predicate(d).unwrap(),
-            "s.\"Seq\" > t.\"Seq\" OR (s.\"Seq\" = t.\"Seq\" AND (s.n > t.n OR (s.n = t.n AND (FALSE))))"
+            sql(&newer_predicate(d).unwrap()),
+            "((s.\"Seq\" > t.\"Seq\") OR ((s.\"Seq\" = t.\"Seq\") AND ((s.n > t.n) OR ((s.n = t.n) AND false))))"
         );
     }
 }

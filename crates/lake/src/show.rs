@@ -5,10 +5,11 @@
 use crate::error::LakeError;
 use crate::location::LakeRoot;
 use crate::schema::TableName;
-use crate::table::{open, query, query_stream, sql_string};
+use crate::table::{open, query_stream, query_with};
 use deltalake::arrow::array::{Array, Int64Array};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::arrow::util::pretty::pretty_format_batches;
+use deltalake::datafusion::common::ScalarValue;
 use futures::StreamExt;
 use std::io::Write;
 
@@ -81,20 +82,21 @@ impl Shown {
     }
 }
 
-/// The SQL condition selecting the rows of `key`, or an error saying what a key
-/// of this table looks like.
-fn key_condition(name: &TableName, key: &str) -> Result<String, LakeError> {
+/// The SQL condition selecting the rows of `key` (bound to `$1`) and its
+/// value, or an error saying what a key of this table looks like.
+fn key_condition(name: &TableName, key: &str) -> Result<(String, ScalarValue), LakeError> {
     let (column, numeric) = name.key_column();
     let quoted = crate::schema::quoted(&column);
+    let condition = format!("{quoted} = $1");
     if !numeric {
-        return Ok(format!("{quoted} = {}", sql_string(key)));
+        return Ok((condition, ScalarValue::from(key)));
     }
     let value: i64 = key.trim().parse().map_err(|_| LakeError::Key {
         table: name.as_str(),
         column,
         key: key.to_string(),
     })?;
-    Ok(format!("{quoted} = {value}"))
+    Ok((condition, ScalarValue::from(value)))
 }
 
 /// Prints rows of `name` under `root` to `out` as `opts` says; the line of counts
@@ -111,12 +113,16 @@ pub async fn show(
     };
     let table = open(root, name).await?.ok_or_else(missing)?;
     let ctx = deltalake::delta_datafusion::create_session().into_inner();
-    let filter = match &opts.key {
-        Some(key) => format!(" WHERE {}", key_condition(name, key)?),
-        None => String::new(),
+    let (filter, params) = match &opts.key {
+        Some(key) => {
+            let (condition, value) = key_condition(name, key)?;
+            (format!(" WHERE {condition}"), vec![value])
+        }
+        None => (String::new(), Vec::new()),
     };
     let from = format!("FROM {}{filter}", name.sql());
-    let counted = query(&ctx, &table, name, &format!("SELECT COUNT(*) {from}")).await?;
+    let count = format!("SELECT COUNT(*) {from}");
+    let counted = query_with(&ctx, &table, name, &count, params.clone()).await?;
     let total = counted
         .first()
         .and_then(|b| b.column(0).as_any().downcast_ref::<Int64Array>())
@@ -129,11 +135,12 @@ pub async fn show(
                 "SELECT * {from} ORDER BY {} LIMIT {limit}",
                 name.sort_columns()
             );
-            let batches = query(&ctx, &table, name, &sql).await?;
+            let batches = query_with(&ctx, &table, name, &sql, params).await?;
             printer.all(&batches)?;
         }
         None => {
-            let mut stream = query_stream(&ctx, &table, name, &format!("SELECT * {from}")).await?;
+            let all = format!("SELECT * {from}");
+            let mut stream = query_stream(&ctx, &table, name, &all, params).await?;
             while let Some(batch) = stream.next().await {
                 printer.all(&[batch.map_err(LakeError::query(name.as_str()))?])?;
             }

@@ -7,8 +7,9 @@ use deltalake::arrow::array::{Array, ArrayRef, AsArray};
 use deltalake::arrow::compute::cast;
 use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
 use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::execution::SendableRecordBatchStream;
-use deltalake::datafusion::prelude::SessionContext;
+use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
 use deltalake::protocol::SaveMode;
 use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
 use url::Url;
@@ -154,6 +155,46 @@ async fn register(
     Ok(())
 }
 
+/// The table, registered as `name`, as a DataFrame to filter and aggregate
+/// with expressions (no value of a file is ever written into SQL).
+pub(crate) async fn frame(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+) -> Result<deltalake::datafusion::dataframe::DataFrame, LakeError> {
+    register(ctx, table, name).await?;
+    let label = name.as_str();
+    ctx.table(deltalake::datafusion::common::TableReference::bare(
+        label.clone(),
+    ))
+    .await
+    .map_err(LakeError::query(&label))
+}
+
+/// The `columns` of the rows of the table (registered as `name`) that
+/// `filter` selects.
+pub(crate) async fn select_where(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    columns: &[&str],
+    filter: deltalake::datafusion::prelude::Expr,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let label = name.as_str();
+    let selected: Vec<deltalake::datafusion::prelude::Expr> = columns
+        .iter()
+        .map(|c| crate::predicates::column(c))
+        .collect();
+    frame(ctx, table, name)
+        .await?
+        .filter(filter)
+        .and_then(|f| f.select(selected))
+        .map_err(LakeError::query(&label))?
+        .collect()
+        .await
+        .map_err(LakeError::query(&label))
+}
+
 /// Runs `sql` with the table registered as `name`, and collects the result.
 pub(crate) async fn query(
     ctx: &SessionContext,
@@ -161,35 +202,61 @@ pub(crate) async fn query(
     name: &TableName,
     sql: &str,
 ) -> Result<Vec<RecordBatch>, LakeError> {
-    register(ctx, table, name).await?;
-    let df = ctx
-        .sql(sql)
-        .await
-        .map_err(LakeError::query(name.as_str()))?;
-    df.collect().await.map_err(LakeError::query(name.as_str()))
+    query_with(ctx, table, name, sql, Vec::new()).await
 }
 
-/// Runs `sql` with the table registered as `name`, as a stream of batches (never
-/// all held at once).
+/// [`query`] of `sql` with placeholders `$1`, `$2`, ... bound to `params`:
+/// a value never becomes SQL text.
+pub(crate) async fn query_with(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+    params: Vec<ScalarValue>,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let label = name.as_str();
+    prepared(ctx, table, name, sql, params)
+        .await?
+        .collect()
+        .await
+        .map_err(LakeError::query(&label))
+}
+
+/// Runs `sql` (its placeholders bound to `params`) with the table
+/// registered as `name`, as a stream of batches (never all held at once).
 pub(crate) async fn query_stream(
     ctx: &SessionContext,
     table: &DeltaTable,
     name: &TableName,
     sql: &str,
+    params: Vec<ScalarValue>,
 ) -> Result<SendableRecordBatchStream, LakeError> {
-    register(ctx, table, name).await?;
-    let df = ctx
-        .sql(sql)
+    let label = name.as_str();
+    prepared(ctx, table, name, sql, params)
+        .await?
+        .execute_stream()
         .await
-        .map_err(LakeError::query(name.as_str()))?;
-    df.execute_stream()
-        .await
-        .map_err(LakeError::query(name.as_str()))
+        .map_err(LakeError::query(&label))
 }
 
-/// Quotes a string as an SQL literal.
-pub(crate) fn sql_string(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
+/// The plan of `sql` over the table registered as `name`, its placeholders
+/// bound to `params`.
+async fn prepared(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+    params: Vec<ScalarValue>,
+) -> Result<deltalake::datafusion::dataframe::DataFrame, LakeError> {
+    register(ctx, table, name).await?;
+    let label = name.as_str();
+    let df = ctx.sql(sql).await.map_err(LakeError::query(&label))?;
+    match params.is_empty() {
+        true => Ok(df),
+        false => df
+            .with_param_values(params)
+            .map_err(LakeError::query(&label)),
+    }
 }
 
 /// Reloads the table to its latest version.
@@ -246,35 +313,25 @@ pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
 }
 
 /// The predicate selecting the rows of these file versions (ledger and reconciliation).
-pub(crate) fn file_versions<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let any: Vec<String> = keys
-        .into_iter()
-        .map(|(l, c)| format!("({})", file_version(l, c)))
-        .collect();
-    if any.is_empty() {
-        "FALSE".to_string()
-    } else {
-        any.join(" OR ")
-    }
+pub(crate) fn file_versions<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> Expr {
+    crate::predicates::any(keys.into_iter().map(|(l, c)| file_version(l, c)))
 }
 
-/// `column IN (values)` as SQL, FALSE for no values.
-pub(crate) fn sql_in<'a>(column: &str, values: impl IntoIterator<Item = &'a str>) -> String {
-    let list: Vec<String> = values.into_iter().map(sql_string).collect();
-    if list.is_empty() {
-        "FALSE".to_string()
-    } else {
-        format!("{column} IN ({})", list.join(", "))
+/// `column` holds one of `values` (FALSE for none).
+pub(crate) fn is_in<'a>(column: &str, values: impl IntoIterator<Item = &'a str>) -> Expr {
+    let list: Vec<Expr> = values.into_iter().map(lit).collect();
+    match list.is_empty() {
+        true => lit(false),
+        false => crate::predicates::column(column).in_list(list, false),
     }
 }
 
 /// The predicate selecting one file version's rows (ledger and reconciliation).
-pub(crate) fn file_version(location: &str, content_id: &str) -> String {
-    format!(
-        "location = {} AND content_id = {}",
-        sql_string(location),
-        sql_string(content_id)
-    )
+pub(crate) fn file_version(location: &str, content_id: &str) -> Expr {
+    let column = crate::predicates::column;
+    column("location")
+        .eq(lit(location))
+        .and(column("content_id").eq(lit(content_id)))
 }
 
 /// Replaces the rows matching `predicate` with `batches`, in one commit.
@@ -282,7 +339,7 @@ pub(crate) async fn replace_where(
     table: &DeltaTable,
     name: &TableName,
     batches: Vec<RecordBatch>,
-    predicate: String,
+    predicate: Expr,
 ) -> Result<DeltaTable, LakeError> {
     let url = table.table_url().clone();
     table

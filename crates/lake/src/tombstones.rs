@@ -6,10 +6,11 @@
 use crate::arrow_rows::{self, DELETE_FLAG};
 use crate::error::LakeError;
 use crate::merge::{MergedFile, COMMIT_KEY};
-use crate::predicates::{join_predicate, sequence_predicate};
-use crate::schema::{quoted, tombstone_columns, TableName};
+use crate::predicates::{join_predicate, sequence_predicate, side};
+use crate::schema::{tombstone_columns, TableName};
 use crate::Lake;
 use deltalake::datafusion::common::Column;
+use deltalake::datafusion::prelude::lit;
 use deltalake::kernel::transaction::CommitProperties;
 use deltaload_core::{Row, Tombstone, Value};
 use serde_json::json;
@@ -69,14 +70,14 @@ impl Lake {
             files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
-        let flag = format!("s.{DELETE_FLAG}");
-        let newer = sequence_predicate(&dataset, false).unwrap_or_else(|| "TRUE".into());
-        let not_newer = sequence_predicate(&dataset, true).unwrap_or_else(|| "TRUE".into());
+        let flag = side("s", DELETE_FLAG);
+        let newer = sequence_predicate(&dataset, false).unwrap_or(lit(true));
+        let not_newer = sequence_predicate(&dataset, true).unwrap_or(lit(true));
         let columns: Vec<String> = tombstone_columns(&dataset)
             .map(|i| dataset.columns[i].name.clone())
             .chain(["source_file".to_string(), "loaded_at".to_string()])
             .collect();
-        let set = |c: &String| (Column::new_unqualified(c), format!("s.{}", quoted(c)));
+        let set = |c: &String| (Column::new_unqualified(c), side("s", c));
         let (table, _) = table
             .clone()
             .merge(source, join_predicate(&dataset, &[]))
@@ -84,10 +85,10 @@ impl Lake {
             .with_target_alias("t")
             .with_commit_properties(props)
             // Forget a tombstone only if no newer one replaced it meanwhile.
-            .when_matched_delete(|d| d.predicate(format!("NOT {flag} AND ({not_newer})")))
+            .when_matched_delete(|d| d.predicate((!flag.clone()).and(not_newer)))
             .and_then(|m| {
                 m.when_matched_update(|u| {
-                    let u = u.predicate(format!("{flag} AND ({newer})"));
+                    let u = u.predicate(flag.clone().and(newer));
                     columns.iter().fold(u, |u, c| {
                         let (column, value) = set(c);
                         u.update(column, value)

@@ -3,7 +3,7 @@
 use crate::arrow_rows::{self, ReconciliationRow};
 use crate::error::LakeError;
 use crate::schema::TableName;
-use crate::table::{file_versions, refresh, replace_where, sql_in};
+use crate::table::{file_versions, is_in, refresh, replace_where};
 use crate::Lake;
 use deltaload_core::Reject;
 
@@ -38,7 +38,7 @@ impl Lake {
         let set = &mut self.sets[ds];
         let name = TableName::Rejected(set.dataset.clone());
         let url = set.rejected.table_url().clone();
-        let predicate = sql_in("source_file", files.iter().map(|f| f.location));
+        let predicate = is_in("source_file", files.iter().map(|f| f.location));
         let rows = files
             .iter()
             .filter(|f| !f.rejects.is_empty())

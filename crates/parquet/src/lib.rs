@@ -19,6 +19,8 @@
 //! - `pages`: the reader, its pages checked as they are read.
 //! - `levels`: the level and index runs of a page, checked and counted.
 //! - `schema`: the type check, and which file column feeds which.
+//! - `exact`: a batch whose columns already hold the dataset's Arrow types,
+//!   taken as it is (no value converted), for a sink of whole batches.
 //! - `convert`: arrays converted to values, column by column.
 //! - `rows`: a batch's rows assembled into changes and rejects.
 //! - `raw`: a rejected row as JSON.
@@ -26,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod convert;
+mod exact;
 mod guard;
 mod levels;
 mod pages;
@@ -36,7 +39,7 @@ mod schema;
 mod tests;
 
 use bytes::Bytes;
-use deltaload_core::{Dataset, HeaderMismatch, ParsedFile, Rows};
+use deltaload_core::{Dataset, HeaderMismatch, ParsedFile, Rows, Sink};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use std::fmt::Display;
 use std::sync::Arc;
@@ -50,6 +53,33 @@ const BATCH_ROWS: usize = 8192;
 /// dataset's columns without loss, is refused before any row is read (or,
 /// for damage found in a later page, once it is found).
 pub fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, HeaderMismatch> {
+    read_parquet_into(dataset, bytes)
+}
+
+/// Where a Parquet file's records go: a field at a time, as every
+/// [`Sink`] takes them, or, for a sink of whole record batches, a batch at a
+/// time when its columns already hold the dataset's Arrow types.
+pub trait ParquetSink: Sink {
+    /// The schema of the record batches the sink takes whole (the
+    /// dataset's columns, then the delete flag), if it takes any.
+    fn batch_schema(&self) -> Option<arrow_schema::SchemaRef> {
+        None
+    }
+
+    /// Takes `batch` (of [`ParquetSink::batch_schema`]) after what it holds.
+    fn push_batch(&mut self, batch: arrow_array::RecordBatch) {
+        let _ = batch;
+    }
+}
+
+/// Values take every record a field at a time.
+impl ParquetSink for Rows {}
+
+/// [`read_parquet`] into any [`ParquetSink`].
+pub fn read_parquet_into<S: ParquetSink>(
+    dataset: &Dataset,
+    bytes: &[u8],
+) -> Result<ParsedFile<S>, HeaderMismatch> {
     let unreadable = |found: &[String], e: &dyn Display| {
         schema::refusal(
             dataset,
@@ -70,15 +100,23 @@ pub fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile, Heade
     let plan = schema::plan(dataset, meta.schema())?;
     let reader = pages::reader(bytes, Arc::clone(meta.metadata()), &plan.read, BATCH_ROWS)
         .map_err(|e| unreadable(&found, &e))?;
-    let mut parsed = ParsedFile {
-        changes: Rows::new(dataset.width()),
-        rejects: Vec::new(),
-    };
+    let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
     let mut rows = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| unreadable(&found, &e))?;
-        rows::read_batch(dataset, &plan, &batch, rows, &mut parsed)
-            .map_err(|e| unreadable(&found, &e))?;
+        let taken = match parsed.changes.batch_schema() {
+            Some(schema) => exact::exact_batch(dataset, &plan, &batch, rows, &schema)
+                .map_err(|e| unreadable(&found, &e))?,
+            None => None,
+        };
+        match taken {
+            Some((changes, rejects)) => {
+                parsed.changes.push_batch(changes);
+                parsed.rejects.extend(rejects);
+            }
+            None => rows::read_batch(dataset, &plan, &batch, rows, &mut parsed)
+                .map_err(|e| unreadable(&found, &e))?,
+        }
         rows += batch.num_rows() as u64;
     }
     Ok(parsed)

@@ -6,16 +6,30 @@ use crate::convert::{cells, delete_flags, Skip};
 use crate::raw::{key_text, row_json};
 use crate::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use deltaload_core::{Dataset, ParsedFile, Reject, RejectReason, Value};
+use deltaload_core::{Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
+
+/// A converted value as the sink takes it.
+fn scalar(v: Value) -> Scalar<'static> {
+    match v {
+        Value::Null => Scalar::Null,
+        Value::Bool(b) => Scalar::Bool(b),
+        Value::Int(i) => Scalar::Int(i),
+        Value::Double(d) => Scalar::Double(d),
+        Value::Decimal(d) => Scalar::Decimal(d.get()),
+        Value::Date(d) => Scalar::Date(d),
+        Value::Timestamp(t) => Scalar::Timestamp(t),
+        Value::Text(s) => Scalar::Text(std::borrow::Cow::Owned(s)),
+    }
+}
 
 /// Appends the rows of `batch` (whose first row is row `before + 1` of the
 /// file) to `parsed`. An error is a batch unlike the planned schema.
-pub(crate) fn read_batch(
+pub(crate) fn read_batch<S: Sink>(
     dataset: &Dataset,
     plan: &Plan,
     batch: &RecordBatch,
     before: u64,
-    parsed: &mut ParsedFile,
+    parsed: &mut ParsedFile<S>,
 ) -> Result<(), String> {
     let column = |at: usize| -> Result<&ArrayRef, String> {
         batch
@@ -37,32 +51,25 @@ pub(crate) fn read_batch(
         let skip = Skip(if needed[i] { None } else { deletes.as_deref() });
         converted.push(cells(c, column(at)?.as_ref(), skip)?.into_iter());
     }
-    let keys: Vec<&dyn Array> = dataset
-        .keys
-        .iter()
-        .filter_map(|&k| plan.columns.get(k))
-        .filter_map(|&at| batch.columns().get(at))
-        .map(|a| a.as_ref())
-        .collect();
+    let keys: Vec<&dyn Array> = plan.key_arrays(dataset, batch);
     for row in 0..batch.num_rows() {
         let delete = deletes
             .as_ref()
             .map(|d| d.get(row).copied().unwrap_or(false));
-        let values = parsed.changes.values_mut();
-        let start = values.len();
+        let values = &mut parsed.changes;
         let mut reason = None;
         for ((column, cells), &needed) in dataset.columns.iter().zip(&mut converted).zip(&needed) {
             let cell = cells.next().unwrap_or(Ok(Value::Null));
             match cell {
                 _ if reason.is_some() => {}
-                _ if delete == Some(true) && !needed => values.push(Value::Null),
+                _ if delete == Some(true) && !needed => values.field(Scalar::Null),
                 Ok(Value::Null) if !column.nullable => {
                     reason = Some(RejectReason::Column {
                         name: column.name.clone(),
                         detail: "is null".to_string(),
                     })
                 }
-                Ok(v) => values.push(v),
+                Ok(v) => values.field(scalar(v)),
                 Err(detail) => {
                     reason = Some(RejectReason::Column {
                         name: column.name.clone(),
@@ -71,9 +78,11 @@ pub(crate) fn read_batch(
                 }
             }
         }
-        values.extend(delete.map(Value::Bool));
+        if reason.is_none() {
+            values.end(delete);
+        }
         if let Some(reason) = reason {
-            values.truncate(start);
+            values.drop_record();
             parsed.rejects.push(Reject {
                 line: before + row as u64 + 1,
                 raw: row_json(batch, row),

@@ -19,6 +19,21 @@ pub(crate) struct Plan {
     pub delete: Option<usize>,
 }
 
+impl Plan {
+    /// The dataset's key columns among a decoded `batch`'s columns.
+    pub fn key_arrays<'a>(
+        &self,
+        dataset: &Dataset,
+        batch: &'a arrow_array::RecordBatch,
+    ) -> Vec<&'a dyn arrow_array::Array> {
+        (dataset.keys.iter())
+            .filter_map(|&k| self.columns.get(k))
+            .filter_map(|&at| batch.columns().get(at))
+            .map(|a| a.as_ref())
+            .collect()
+    }
+}
+
 /// Checks `schema` (the file's, as Arrow types) against `dataset`.
 pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMismatch> {
     let found: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();

@@ -14,7 +14,7 @@ use crate::reader::{ParsedFile, Reject};
 use crate::record::RejectReason;
 use crate::sink::{Scalar, Sink};
 use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields};
-use scan::{split_object, Raw, Shape};
+use scan::{Object, Raw};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
@@ -140,8 +140,8 @@ fn read_line<S: Sink>(
 
 /// Parses a line's text as one JSON object; the error is a reject's reason.
 fn parse_object(text: &str) -> Result<Fields<'_>, RejectReason> {
-    serde_json::from_str::<Shape>(text)
-        .map(|_| split_object(text))
+    serde_json::from_str::<Object<'_>>(text)
+        .map(|object| object.0)
         .map_err(|e| {
             // The position's line is always 1: a syntax error tells its column
             // alone, a value of another type (seen at its start) none.

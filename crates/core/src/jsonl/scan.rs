@@ -1,9 +1,11 @@
-//! A line checked by serde_json to be one JSON object, then split into its
-//! fields by a scanner that keeps each value's text as written (so a number
-//! is read from its digits, never through a float).
+//! A line read by serde_json, in one pass, as one JSON object: each field's
+//! name (unescaped) and its value's text as written (so a number is read
+//! from its digits, never through a float). serde_json checks the whole
+//! line and bounds the values' nesting; nothing scans the line again.
 
-use super::{unescape, Fields};
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::fmt;
 
 /// A field's value as written on the line (a valid JSON value, no
@@ -17,116 +19,57 @@ impl<'a> Raw<'a> {
     }
 }
 
-/// A line checked to be one JSON object, its values skipped (serde_json
-/// bounds their nesting): the check before [`split_object`].
-pub(super) struct Shape;
+/// One line's object: every field as written, in order, duplicates included.
+pub(super) struct Object<'a>(pub Vec<(Cow<'a, str>, Raw<'a>)>);
 
-impl<'de> Deserialize<'de> for Shape {
+impl<'de> Deserialize<'de> for Object<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ShapeVisitor)
+        deserializer.deserialize_map(ObjectVisitor)
     }
 }
 
-struct ShapeVisitor;
+struct ObjectVisitor;
 
-impl<'de> Visitor<'de> for ShapeVisitor {
-    type Value = Shape;
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Object<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object of fields")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_key::<IgnoredAny>()?.is_some() {
-            map.next_value::<IgnoredAny>()?;
+        let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
+            let value: &'de RawValue = map.next_value()?;
+            fields.push((name, Raw(value.get())));
         }
-        Ok(Shape)
+        Ok(Object(fields))
     }
 }
 
-/// The fields of `text`, a valid JSON object, in order, duplicates included:
-/// each name unescaped, each value's text as written.
-pub(super) fn split_object(text: &str) -> Fields<'_> {
-    let b = text.as_bytes();
-    let slice = |from: usize, to: usize| text.get(from..to).unwrap_or("");
-    let mut fields = Vec::new();
-    // Past the opening brace.
-    let mut i = skip_blank(b, 0) + 1;
-    loop {
-        i = skip_blank(b, i);
-        match b.get(i) {
-            None | Some(b'}') => break,
-            Some(b',') => {
-                i += 1;
-                continue;
-            }
-            _ => {}
-        }
-        let name_end = string_end(b, i);
-        let name = unescape("field name", slice(i, name_end)).unwrap_or_default();
-        // Past the colon.
-        let start = skip_blank(b, skip_blank(b, name_end) + 1);
-        let end = value_end(b, start);
-        fields.push((name, Raw(slice(start, end))));
-        i = end;
+/// A field's name: borrowed from the line unless it holds an escape.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(NameVisitor)
     }
-    fields
 }
 
-fn skip_blank(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
-}
+struct NameVisitor;
 
-/// Where the string opening at `start` ends (past its closing quote).
-fn string_end(b: &[u8], start: usize) -> usize {
-    let mut i = start + 1;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    b.len()
-}
+impl<'de> Visitor<'de> for NameVisitor {
+    type Value = Name<'de>;
 
-/// Where the value starting at `start` ends.
-fn value_end(b: &[u8], start: usize) -> usize {
-    match b.get(start) {
-        Some(b'"') => string_end(b, start),
-        Some(b'{' | b'[') => {
-            let (mut depth, mut i) = (0usize, start);
-            while let Some(&c) = b.get(i) {
-                match c {
-                    b'"' => {
-                        i = string_end(b, i);
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.saturating_sub(1);
-                        if depth == 0 {
-                            return i + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            b.len()
-        }
-        _ => {
-            let mut i = start;
-            while !matches!(
-                b.get(i),
-                None | Some(b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
-            ) {
-                i += 1;
-            }
-            i
-        }
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Name(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Name(Cow::Owned(v.to_string())))
     }
 }

@@ -7,16 +7,16 @@
 //! whole, as when it is read whole.
 
 mod merge;
+mod runs;
 
 use crate::budget::{MemoryBudget, SpillDir};
-use crate::changes::Changes;
 use crate::error::LakeError;
-use crate::upsert::align;
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::ipc::writer::FileWriter;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
 pub(crate) use merge::Merge;
+use runs::RunWriter;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,6 +37,9 @@ pub(crate) struct Spilled {
     written: (u64, u64),
     /// Sorted runs written while the file was read (before any were merged).
     pub runs_written: u64,
+    /// The most bytes of changes held in memory at once before a run was
+    /// written (measured Arrow bytes).
+    pub most_held: u64,
     /// Distinct keys, once the runs have been merged.
     pub distinct: std::sync::OnceLock<u64>,
 }
@@ -69,6 +72,51 @@ fn next_cut(
     }
 }
 
+/// The change file being read in pieces, and the sizes a piece may take.
+struct Source<'a> {
+    dataset: &'a Dataset,
+    file: std::fs::File,
+    size: u64,
+    /// The first window tried, and the most a record may take.
+    sizes: (usize, usize),
+    path: &'a Path,
+}
+
+impl Source<'_> {
+    fn io(&self, source: std::io::Error) -> LakeError {
+        LakeError::ReadSource {
+            path: self.path.display().to_string(),
+            source,
+        }
+    }
+
+    /// The refusal of a record (or header) longer than a piece may grow.
+    fn too_long(&self) -> HeaderMismatch {
+        HeaderMismatch::new(
+            self.dataset,
+            Vec::new(),
+            format!(
+                "a record (or the header) is longer than {} bytes, more than the memory \
+                 budget lets a piece of the file hold; raise the memory budget",
+                self.sizes.1
+            ),
+        )
+    }
+
+    /// The text from `at` to the end of the last whole piece, per `cut`.
+    fn cut(
+        &mut self,
+        at: u64,
+        cut: impl Fn(&[u8], bool) -> Option<usize>,
+    ) -> Result<Result<Vec<u8>, HeaderMismatch>, LakeError> {
+        match next_cut(&mut self.file, at, self.size, self.sizes, cut) {
+            Ok(Some(text)) => Ok(Ok(text)),
+            Ok(None) => Ok(Err(self.too_long())),
+            Err(e) => Err(self.io(e)),
+        }
+    }
+}
+
 /// Reads the file at `path` a piece at a time into sorted runs under the
 /// budget's spill directory; `Ok(Err(_))` when the file is refused.
 pub(crate) fn spill(
@@ -78,60 +126,76 @@ pub(crate) fn spill(
     location: &str,
     budget: &MemoryBudget,
 ) -> Result<Result<(Spilled, Vec<Reject>), HeaderMismatch>, LakeError> {
-    let label = dataset.name.as_str();
     let io = |source: std::io::Error| LakeError::ReadSource {
         path: path.display().to_string(),
         source,
     };
-    let spill_io = |source: std::io::Error| LakeError::ReadSource {
-        path: budget.spill_dir.display().to_string(),
-        source,
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     let piece = budget.piece_bytes();
     let sizes = (piece, piece.saturating_mul(8));
-    let too_long = || {
-        HeaderMismatch::new(
-            dataset,
-            Vec::new(),
-            format!(
-                "a record (or the header) is longer than {} bytes, more than the memory \
-                 budget lets a piece of the file hold; raise the memory budget",
-                sizes.1
-            ),
-        )
+    let mut source = Source {
+        dataset,
+        file,
+        size,
+        sizes,
+        path,
     };
-    let Some(head) = next_cut(&mut file, 0, size, sizes, |w, eof| {
-        pieces::header_end(dataset, w, eof)
-    })
-    .map_err(io)?
-    else {
-        return Ok(Err(too_long()));
+    let head = match source.cut(0, |w, eof| pieces::header_end(dataset, w, eof))? {
+        Ok(head) => head,
+        Err(refused) => return Ok(Err(refused)),
     };
-    let head_lines = pieces::line_ends(dataset, &head);
-    let dir = SpillDir::new(&budget.spill_dir).map_err(spill_io)?;
-    let (mut runs, mut rejects, mut loaded) = (Vec::new(), Vec::new(), 0u64);
-    let mut written = (0u64, 0u64);
+    let dir = SpillDir::new(&budget.spill_dir).map_err(|source| LakeError::ReadSource {
+        path: budget.spill_dir.display().to_string(),
+        source,
+    })?;
+    let mut writer = RunWriter::new(dataset, table, (location, &dir), budget.run_bytes());
+    let (rejects, loaded) = match read_pieces(&mut source, &head, &mut writer)? {
+        Ok(read) => read,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    writer.flush()?;
+    let schema = writer.schema()?;
+    let (runs, written, most_held) = (writer.runs, writer.written, writer.most_held);
+    let runs_written = runs.len() as u64;
+    let runs = narrowed(dataset, &dir, runs, &schema)?;
+    let spilled = Spilled {
+        _dir: dir,
+        runs_written,
+        most_held,
+        runs,
+        schema,
+        loaded,
+        written,
+        distinct: std::sync::OnceLock::new(),
+    };
+    Ok(Ok((spilled, rejects)))
+}
+
+/// Every piece after the header `head` parsed and handed to `writer`: the
+/// rejects (lines counted from the file's start) and the records loaded.
+fn read_pieces(
+    source: &mut Source<'_>,
+    head: &[u8],
+    writer: &mut RunWriter<'_>,
+) -> Result<Result<(Vec<Reject>, u64), HeaderMismatch>, LakeError> {
+    let dataset = source.dataset;
+    let head_lines = pieces::line_ends(dataset, head);
+    let (mut rejects, mut loaded) = (Vec::new(), 0u64);
     let (mut at, mut lines) = (head.len() as u64, head_lines);
-    let mut schema = None;
+    // At least one piece: a file of only a header still yields its figures.
     loop {
-        let Some(text) = next_cut(&mut file, at, size, sizes, |w, eof| {
-            pieces::piece_end(dataset, w, eof)
-        })
-        .map_err(io)?
-        else {
-            return Ok(Err(too_long()));
+        let text = match source.cut(at, |w, eof| pieces::piece_end(dataset, w, eof))? {
+            Ok(text) => text,
+            Err(refused) => return Ok(Err(refused)),
         };
         at += text.len() as u64;
         let piece_lines = pieces::line_ends(dataset, &text);
-        let mut part = match crate::read_changes(dataset, &pieces::with_header(&head, &text))? {
+        let mut part = match crate::parsed::ingest(dataset, &pieces::with_header(head, &text))? {
             Ok(part) => part,
             Err(refused) => {
-                return Ok(Err(deltaload_core::jsonl::shifted(
-                    refused,
-                    lines - head_lines,
-                )))
+                let shifted = deltaload_core::jsonl::shifted(refused, lines - head_lines);
+                return Ok(Err(shifted));
             }
         };
         drop(text);
@@ -140,52 +204,19 @@ pub(crate) fn spill(
         }
         lines += piece_lines;
         rejects.append(&mut part.rejects);
-        loaded += part.loaded;
-        if part.newest.num_rows() > 0 {
-            let changes = Changes::of_file(part.newest, location);
-            let aligned = align(table, dataset, &changes, 0, label)?;
-            let run = dir.path.join(format!("run-{}.arrow", runs.len()));
-            write_run(&run, &aligned.changes).map_err(|source| LakeError::Spill {
-                table: label.to_string(),
-                path: run.display().to_string(),
-                source,
-            })?;
-            schema = Some(aligned.changes.schema());
-            written.0 += aligned.changes.num_rows() as u64;
-            written.1 += aligned.changes.get_array_memory_size() as u64;
-            runs.push(run);
-        }
+        loaded += part.changes();
+        writer.add(part.batches)?;
         tracing::debug!(
             read = at,
-            of = size,
-            runs = runs.len(),
+            of = source.size,
+            runs = writer.runs.len(),
             "file read in pieces"
         );
-        if at >= size {
+        if at >= source.size {
             break;
         }
     }
-    let schema = match schema {
-        Some(schema) => schema,
-        None => {
-            let none = RecordBatch::new_empty(deltaload_ingest::changes_schema(dataset));
-            align(table, dataset, &Changes::of_file(none, location), 0, label)?
-                .changes
-                .schema()
-        }
-    };
-    let runs_written = runs.len() as u64;
-    let runs = narrowed(dataset, &dir, runs, &schema)?;
-    let spilled = Spilled {
-        _dir: dir,
-        runs_written,
-        runs,
-        schema,
-        loaded,
-        written,
-        distinct: std::sync::OnceLock::new(),
-    };
-    Ok(Ok((spilled, rejects)))
+    Ok(Ok((rejects, loaded)))
 }
 
 impl Spilled {

@@ -2,6 +2,7 @@
 //! the whole file, in key order.
 
 use super::*;
+use crate::upsert::align;
 use crate::{lake_url, Lake};
 use deltalake::arrow::array::{AsArray, RecordBatch};
 use deltalake::arrow::datatypes::Int64Type;

@@ -25,7 +25,8 @@ pub(crate) struct Replacement {
     pub kept: Vec<Add>,
     /// The file holding the new deletion vectors: its path and bytes.
     pub dv_file: Option<(deltalake::Path, Vec<u8>)>,
-    pub predicate: Option<String>,
+    /// What the upsert read, for the conflict check (`None`: the whole table).
+    pub predicate: Option<deltalake::datafusion::prelude::Expr>,
     pub metadata: serde_json::Value,
 }
 
@@ -60,9 +61,16 @@ pub(crate) async fn commit(
     }
     actions.extend(replacement.kept.into_iter().map(Action::Add));
     actions.extend(replacement.removes.into_iter().map(Action::Remove));
+    // The operation records its read predicate as text, which the conflict
+    // check parses: DataFusion's unparser writes it, every value a literal.
+    let predicate = replacement
+        .predicate
+        .as_ref()
+        .map(crate::predicates::sql_of)
+        .transpose()?;
     let operation = DeltaOperation::Merge {
-        predicate: replacement.predicate.clone(),
-        merge_predicate: replacement.predicate,
+        predicate: predicate.clone(),
+        merge_predicate: predicate,
         matched_predicates: Vec::new(),
         not_matched_predicates: Vec::new(),
         not_matched_by_source_predicates: Vec::new(),
@@ -159,7 +167,9 @@ mod tests {
     }
 
     async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {
-        let predicate = format!("order_id BETWEEN {} AND {}", ids.start(), ids.end());
+        use deltalake::datafusion::prelude::lit;
+        let predicate =
+            crate::predicates::column("order_id").between(lit(*ids.start()), lit(*ids.end()));
         let replacement = Replacement {
             rows: Some(orders(ids)),
             written: Vec::new(),

@@ -3,6 +3,8 @@
 //! and whether the table uses a feature the keyed upsert leaves to the MERGE.
 
 use crate::error::LakeError;
+use crate::predicates;
+use deltalake::datafusion::prelude::{lit, Expr};
 use deltalake::kernel::{Add, Remove};
 use deltalake::{DeltaTable, Path};
 
@@ -123,11 +125,12 @@ impl KeyBounds {
 
     /// The read predicate covering every key from the least to the greatest
     /// (a load by slices does not keep every key to list their ranges).
-    pub fn span_predicate(&self, column: &str) -> Option<String> {
-        let quoted = crate::schema::quoted(column);
+    pub fn span_predicate(&self, column: &str) -> Option<Expr> {
         match self {
             KeyBounds::Ints(v) => match (v.iter().min(), v.iter().max()) {
-                (Some(lo), Some(hi)) => Some(format!("{quoted} BETWEEN {lo} AND {hi}")),
+                (Some(&lo), Some(&hi)) => {
+                    Some(predicates::column(column).between(lit(lo), lit(hi)))
+                }
                 _ => None,
             },
             _ => self.predicate(column),
@@ -135,8 +138,9 @@ impl KeyBounds {
     }
 
     /// Whether a file of these statistics (an add's JSON) may hold one of
-    /// the values of the first key column `key`.
-    pub fn may_hold_stats(&self, stats: Option<&str>, key: &str) -> bool {
+    /// the values of the first key column `key`; a text bound of `prefix`
+    /// characters or more may be cut (see [`KeyBounds::may_hold`]).
+    pub fn may_hold_stats(&self, stats: Option<&str>, key: &str, prefix: usize) -> bool {
         let stats: Option<Json> = stats.and_then(|s| serde_json::from_str(s).ok());
         let bound = |side: &str| {
             stats
@@ -144,12 +148,20 @@ impl KeyBounds {
                 .and_then(|s| s.get(side))
                 .and_then(|m| m.get(key))
         };
-        self.may_hold(bound("minValues"), bound("maxValues"))
+        self.may_hold(bound("minValues"), bound("maxValues"), prefix)
     }
 
     /// Whether a file whose first key column lies in `[min, max]` (JSON
     /// statistics; `None` when unknown) may hold one of the values.
-    fn may_hold(&self, min: Option<&Json>, max: Option<&Json>) -> bool {
+    ///
+    /// Writers may cut text statistics to a prefix (Spark and Databricks
+    /// keep 32 characters, or the table's
+    /// `delta.dataSkippingStringPrefixLength`): a cut minimum is still a lower
+    /// bound, but a cut maximum is below the file's real greatest key. A
+    /// text maximum of `prefix` characters or more is therefore taken as no
+    /// upper bound at all; skipping such a file for a key above the prefix
+    /// would insert that key a second time.
+    fn may_hold(&self, min: Option<&Json>, max: Option<&Json>, prefix: usize) -> bool {
         match self {
             KeyBounds::Ints(v) => match (min.and_then(Json::as_i64), max.and_then(Json::as_i64)) {
                 (Some(lo), Some(hi)) => {
@@ -158,33 +170,36 @@ impl KeyBounds {
                 }
                 _ => true,
             },
-            KeyBounds::Texts(v) => match (min.and_then(Json::as_str), max.and_then(Json::as_str)) {
-                (Some(lo), Some(hi)) => {
-                    let i = v.partition_point(|x| x.as_str() < lo);
-                    v.get(i).is_some_and(|x| x.as_str() <= hi)
+            KeyBounds::Texts(v) => {
+                let hi = max
+                    .and_then(Json::as_str)
+                    .filter(|hi| hi.chars().count() < prefix);
+                match (min.and_then(Json::as_str), hi) {
+                    (Some(lo), Some(hi)) => {
+                        let i = v.partition_point(|x| x.as_str() < lo);
+                        v.get(i).is_some_and(|x| x.as_str() <= hi)
+                    }
+                    (Some(lo), None) => v.last().is_some_and(|x| x.as_str() >= lo),
+                    _ => true,
                 }
-                _ => true,
-            },
+            }
             KeyBounds::None => true,
         }
     }
 
-    /// The read predicate of the upsert's commit, in SQL over the first key
-    /// column: a concurrent commit adding a row in these bounds conflicts.
-    /// `None` (the whole table) when the column's statistics cannot tell.
-    pub fn predicate(&self, column: &str) -> Option<String> {
-        let column = crate::schema::quoted(column);
+    /// The read predicate of the upsert's commit, over the first key column:
+    /// a concurrent commit adding a row in these bounds conflicts. `None`
+    /// (the whole table) when the column's statistics cannot tell.
+    pub fn predicate(&self, column: &str) -> Option<Expr> {
         match self {
-            KeyBounds::Ints(v) if !v.is_empty() => Some(crate::predicates::within_ranges(
-                &column,
-                &crate::predicates::batch_ranges(v),
+            KeyBounds::Ints(v) if !v.is_empty() => Some(predicates::within_ranges(
+                predicates::column(column),
+                &predicates::batch_ranges(v),
             )),
             KeyBounds::Texts(v) => match (v.first(), v.last()) {
-                (Some(lo), Some(hi)) => Some(format!(
-                    "{column} BETWEEN '{}' AND '{}'",
-                    lo.replace('\'', "''"),
-                    hi.replace('\'', "''")
-                )),
+                (Some(lo), Some(hi)) => {
+                    Some(predicates::column(column).between(lit(lo.as_str()), lit(hi.as_str())))
+                }
                 _ => None,
             },
             _ => None,
@@ -200,6 +215,7 @@ pub(crate) async fn candidates(
     bounds: &KeyBounds,
 ) -> Result<(Vec<TargetFile>, u64), deltalake::DeltaTableError> {
     let snapshot = table.snapshot()?;
+    let prefix = stats_prefix(table);
     let log_store = table.log_store();
     let views: Vec<_> = snapshot
         .snapshot()
@@ -216,7 +232,7 @@ pub(crate) async fn candidates(
                 .and_then(|s| s.get(side))
                 .and_then(|m| m.get(key))
         };
-        if !bounds.may_hold(bound("minValues"), bound("maxValues")) {
+        if !bounds.may_hold(bound("minValues"), bound("maxValues"), prefix) {
             skipped += 1;
             continue;
         }
@@ -230,6 +246,23 @@ pub(crate) async fn candidates(
         });
     }
     Ok((kept, skipped))
+}
+
+/// The shortest text statistic that may have been cut to a prefix: the
+/// table's `delta.dataSkippingStringPrefixLength`, else Spark's 32.
+pub(crate) fn stats_prefix(table: &DeltaTable) -> usize {
+    const SPARK: usize = 32;
+    table
+        .snapshot()
+        .ok()
+        .and_then(|s| {
+            s.metadata()
+                .configuration()
+                .get("delta.dataSkippingStringPrefixLength")
+                .and_then(|v| v.parse::<usize>().ok())
+        })
+        .unwrap_or(SPARK)
+        .min(SPARK)
 }
 
 /// Errors of this module carry the table's name and location.
@@ -250,16 +283,16 @@ mod tests {
     #[test]
     fn integer_bounds_prune_files_between_the_changes() {
         let b = KeyBounds::Ints(vec![1, 5, 100]);
-        assert!(b.may_hold(Some(&json!(0)), Some(&json!(1))));
-        assert!(b.may_hold(Some(&json!(2)), Some(&json!(7))));
-        assert!(!b.may_hold(Some(&json!(6)), Some(&json!(99))));
-        assert!(!b.may_hold(Some(&json!(101)), Some(&json!(200))));
+        assert!(b.may_hold(Some(&json!(0)), Some(&json!(1)), 32));
+        assert!(b.may_hold(Some(&json!(2)), Some(&json!(7)), 32));
+        assert!(!b.may_hold(Some(&json!(6)), Some(&json!(99)), 32));
+        assert!(!b.may_hold(Some(&json!(101)), Some(&json!(200)), 32));
         assert!(
-            b.may_hold(None, Some(&json!(3))),
+            b.may_hold(None, Some(&json!(3)), 32),
             "no statistics: the file counts"
         );
         assert!(
-            b.may_hold(Some(&json!("x")), Some(&json!(3))),
+            b.may_hold(Some(&json!("x")), Some(&json!(3)), 32),
             "unreadable: the file counts"
         );
     }
@@ -267,12 +300,29 @@ mod tests {
     #[test]
     fn text_bounds_prune_by_bytes_and_quote_the_predicate() {
         let b = KeyBounds::Texts(vec!["b".into(), "d'x".into()]);
-        assert!(b.may_hold(Some(&json!("a")), Some(&json!("b"))));
-        assert!(!b.may_hold(Some(&json!("e")), Some(&json!("z"))));
-        assert!(!b.may_hold(Some(&json!("ba")), Some(&json!("c"))));
-        assert_eq!(
-            b.predicate("k").as_deref(),
-            Some("k BETWEEN 'b' AND 'd''x'")
+        assert!(b.may_hold(Some(&json!("a")), Some(&json!("b")), 32));
+        assert!(!b.may_hold(Some(&json!("e")), Some(&json!("z")), 32));
+        assert!(!b.may_hold(Some(&json!("ba")), Some(&json!("c")), 32));
+        let sql = predicates::sql_of(&b.predicate("k").unwrap()).unwrap();
+        assert_eq!(sql, "(k BETWEEN 'b' AND 'd''x')");
+    }
+
+    /// A maximum cut to a prefix (as Spark writes statistics) bounds
+    /// nothing: a key above the prefix may still be in the file.
+    #[test]
+    fn a_text_maximum_that_may_be_cut_is_no_upper_bound() {
+        let shared = "p".repeat(40);
+        let above = KeyBounds::Texts(vec![format!("{shared}z")]);
+        let (min, cut) = (json!(format!("{shared}a")), json!("p".repeat(32)));
+        assert!(above.may_hold(Some(&min), Some(&cut), 32));
+        assert!(
+            !above.may_hold(Some(&min), Some(&cut), 33),
+            "a bound shorter than the prefix is whole"
+        );
+        let below = KeyBounds::Texts(vec!["a".into()]);
+        assert!(
+            !below.may_hold(Some(&min), Some(&cut), 32),
+            "the minimum still bounds"
         );
     }
 
@@ -280,11 +330,13 @@ mod tests {
     fn the_span_of_slices_covers_every_key_between_the_first_and_the_last() {
         let (first, last) = (KeyBounds::Ints(vec![3, 9]), KeyBounds::Ints(vec![40, 70]));
         let span = first.spanning(&last);
-        assert_eq!(
-            span.span_predicate("k").as_deref(),
-            Some("k BETWEEN 3 AND 70")
-        );
-        assert!(!last.may_hold_stats(Some(r#"{"minValues":{"k":20},"maxValues":{"k":30}}"#), "k"));
+        let sql = predicates::sql_of(&span.span_predicate("k").unwrap()).unwrap();
+        assert_eq!(sql, "(k BETWEEN 3 AND 70)");
+        assert!(!last.may_hold_stats(
+            Some(r#"{"minValues":{"k":20},"maxValues":{"k":30}}"#),
+            "k",
+            32
+        ));
         let column: deltalake::arrow::array::ArrayRef =
             std::sync::Arc::new(deltalake::arrow::array::Int32Array::from(vec![5, 1, 5]));
         assert!(matches!(KeyBounds::of_column(&column), KeyBounds::Ints(v) if v == vec![1, 5]));

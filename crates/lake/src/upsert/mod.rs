@@ -6,7 +6,7 @@
 //!    listed (files without statistics count); the others are not read.
 //! 2. Their key and sequence columns are read (the tie-break columns only of
 //!    a file where sequences tie) and each change meets the row of its key:
-//!    [`apply::decide`] says update, stale or delete (the rule of the MERGE's
+//!    [`deltaload_engine::decide`] says update, stale or delete (the rule of the MERGE's
 //!    clauses). A key found in two rows stops the load before anything is
 //!    committed.
 //! 3. Only the files where a row changes are read whole and rewritten; their
@@ -27,20 +27,18 @@ mod dv;
 mod files;
 mod meet;
 mod read;
+mod rows_out;
 mod sliced;
 
 use crate::changes::Changes;
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
-use aligned::updated_mask;
 pub(crate) use aligned::{align, positions};
-use deltalake::arrow::record_batch::RecordBatch;
 use deltaload_core::MergeCounts;
-use deltaload_engine::{Action, Met, Picks};
+use deltaload_engine::{Action, Met};
 pub(crate) use files::unsupported;
 use files::KeyBounds;
-use futures::StreamExt;
 pub(crate) use sliced::InMemory;
 
 /// Which engine writes the changes into a dataset's table.
@@ -90,20 +88,14 @@ impl Lake {
         if changes.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
-        let set = &self.sets[ds];
-        let label = set.dataset.name.clone();
-        let table = &set.target;
-        let fallback = match self.engine {
-            Engine::Merge => Some("the MERGE engine was chosen".to_string()),
-            Engine::Keyed => {
-                files::unsupported(table).map_err(files::delta_error(table, &label))?
-            }
+        let (dataset, label) = {
+            let set = &self.sets[ds];
+            (set.dataset.clone(), set.dataset.name.clone())
         };
-        if let Some(reason) = fallback {
+        if let Some(reason) = self.merge_reason(ds)? {
             tracing::debug!(table = %label, reason, "writing with delta-rs's MERGE");
             return self.merge_target(ds, changes, files, loaded_at).await;
         }
-        let dataset = set.dataset.clone();
         let bounds = KeyBounds::of_column(changes.column(dataset.keys[0]));
         let key = &dataset.columns[dataset.keys[0]].name;
         if dataset.merge_on_read {
@@ -116,34 +108,19 @@ impl Lake {
         self.writes.keyed += 1;
         let started = std::time::Instant::now();
         let lap = |phase: &str| {
-            tracing::debug!(
-                phase,
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "keyed upsert step"
-            )
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            tracing::debug!(phase, elapsed_ms, "keyed upsert step")
         };
         let aligned = align(table, &dataset, changes, loaded_at, &label)?;
         lap("aligned");
         let met = self.meet(ds, &aligned, &candidates).await?;
         lap("met");
         let rewritten = met.rewritten();
-        let rewrite_bytes: u64 = rewritten
-            .iter()
-            .map(|&f| candidates[f].add.size.max(0) as u64)
-            .sum();
-        let change_bytes = aligned.changes.get_array_memory_size() as u64;
-        if !self.budget.fits_rewrite(rewrite_bytes, change_bytes) {
-            tracing::info!(
-                table = %label,
-                rewrite_bytes,
-                change_bytes,
-                budget = ?self.budget.bytes,
-                "the rewrite does not fit in the memory budget: upserting by slices of keys"
-            );
-            let row_bytes = change_bytes / (aligned.changes.num_rows().max(1) as u64);
-            let rows = self.budget.slice_rows(row_bytes);
+        if let Some(rows) = self.slice_rows_beyond_budget(&candidates, &rewritten, &aligned, &label)
+        {
+            let changes = aligned.changes;
             let mut slices = InMemory {
-                changes: aligned.changes,
+                changes,
                 at: 0,
                 rows,
             };
@@ -162,105 +139,88 @@ impl Lake {
             self.count_files(&label, stats, "keyed upsert");
             return Ok((counts, None));
         }
-        let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-        let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
-        let updated = updated_mask(&dataset, &aligned.schema);
-        // Merge-on-read: a changed file stays, its changed rows marked deleted
-        // and their new versions appended; they are read only when an update
-        // keeps some of the row's columns.
-        let mor = dataset.merge_on_read;
-        let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
-        let mut picks = Picks::default();
-        let read_whole: Vec<usize> = match (mor, covers) {
-            (false, _) => rewritten.clone(),
-            (true, true) => Vec::new(),
-            (true, false) => rewritten
-                .iter()
-                .copied()
-                .filter(|&f| met.hits[f].iter().any(|h| h.2 == Action::Update))
-                .collect(),
-        };
         let store = self.sets[ds].target.object_store();
-        let files_read: Vec<_> = read_whole.iter().map(|&f| &candidates[f]).collect();
-        let mut reads = read::read_files(
-            store.clone(),
-            files_read.into_iter(),
-            &aligned.schema,
-            &all,
-            &label,
-        );
-        let mut read = Vec::with_capacity(read_whole.len());
-        while let Some(file) = reads.next().await {
-            let file = file?.batch;
-            let (source, hits) = (read.len(), &met.hits[read_whole[read.len()]]);
-            match mor {
-                false => picks.file(source, file.num_rows(), read_whole.len(), hits),
-                true => picks.updates(source, read_whole.len(), hits),
-            }
-            read.push(file);
-        }
-        drop(reads);
-        if mor && covers {
-            for &f in &rewritten {
-                let updates: Vec<u32> = met.hits[f]
-                    .iter()
-                    .filter(|h| h.2 == Action::Update)
-                    .map(|h| h.1)
-                    .collect();
-                picks.inserts(read_whole.len(), &updates);
-            }
-        }
-        picks.inserts(read_whole.len(), &inserted);
-        lap("read");
-        let mut sources: Vec<&RecordBatch> = read.iter().collect();
-        sources.push(&aligned.changes);
-        let columns = picks
-            .assemble(&sources, all.len(), &updated, &key_positions)
-            .map_err(LakeError::arrow(&label))?;
-        let rows_out = RecordBatch::try_new(aligned.schema.clone(), columns)
-            .map_err(LakeError::arrow(&label))?;
-        drop(read);
-        lap("assembled");
-        let (removes, kept, dv_file) = match mor {
-            false => (
-                rewritten
-                    .iter()
-                    .map(|&f| candidates[f].remove.clone())
-                    .collect(),
-                Vec::new(),
-                None,
-            ),
-            true => {
-                deletions::marked(&store, &candidates, &rewritten, &met.changed, &label).await?
-            }
+        let outcome = rows_out::Outcome {
+            met: &met,
+            candidates: &candidates,
+            rewritten: &rewritten,
+            inserted: &inserted,
         };
-        let metadata = metadata(files, counts);
+        let rows =
+            rows_out::rows_out(store.clone(), &dataset, &aligned, &outcome, (&label, &lap)).await?;
+        lap("assembled");
+        let (removes, kept, dv_file) =
+            rows_out::removed(&store, dataset.merge_on_read, &outcome, &label).await?;
         let replacement = commit::Replacement {
-            rows: Some(rows_out),
+            rows: Some(rows),
             written: Vec::new(),
             removes,
             kept,
             dv_file,
             predicate: bounds.predicate(key),
-            metadata,
+            metadata: metadata(files, counts),
         };
-        let before = self.sets[ds].target.version();
-        let (table, added) = commit::commit(
-            &self.sets[ds].target,
-            replacement,
-            crate::ORDERS_FILE_BYTES,
-            &label,
-        )
-        .await?;
+        let version = self.commit_keyed(ds, replacement, stats, &label).await?;
         lap("committed");
-        self.sets[ds].target = table;
-        self.count_files(
-            &label,
-            crate::OrdersFiles { added, ..stats },
-            "keyed upsert",
+        Ok((counts, version))
+    }
+
+    /// Why dataset `ds`'s table is written with delta-rs's MERGE (`None`: the
+    /// keyed upsert writes it).
+    fn merge_reason(&self, ds: usize) -> Result<Option<String>, LakeError> {
+        let table = &self.sets[ds].target;
+        match self.engine {
+            Engine::Merge => Ok(Some("the MERGE engine was chosen".to_string())),
+            Engine::Keyed => files::unsupported(table)
+                .map_err(files::delta_error(table, &self.sets[ds].dataset.name)),
+        }
+    }
+
+    /// The rows per slice of keys when rewriting the files a load changes,
+    /// with its changes, does not fit in the memory budget (`None`: it fits).
+    fn slice_rows_beyond_budget(
+        &self,
+        candidates: &[files::TargetFile],
+        rewritten: &[usize],
+        aligned: &deltaload_engine::Aligned,
+        label: &str,
+    ) -> Option<usize> {
+        let rewrite_bytes: u64 = rewritten
+            .iter()
+            .map(|&f| candidates[f].add.size.max(0) as u64)
+            .sum();
+        let change_bytes = aligned.changes.get_array_memory_size() as u64;
+        if self.budget.fits_rewrite(rewrite_bytes, change_bytes) {
+            return None;
+        }
+        tracing::info!(
+            table = %label,
+            rewrite_bytes,
+            change_bytes,
+            budget = ?self.budget.bytes,
+            "the rewrite does not fit in the memory budget: upserting by slices of keys"
         );
+        let row_bytes = change_bytes / (aligned.changes.num_rows().max(1) as u64);
+        Some(self.budget.slice_rows(row_bytes))
+    }
+
+    /// Commits a keyed upsert's replacement to dataset `ds`'s table and counts
+    /// its files; the new version, if one was committed.
+    async fn commit_keyed(
+        &mut self,
+        ds: usize,
+        replacement: commit::Replacement,
+        stats: crate::OrdersFiles,
+        label: &str,
+    ) -> Result<Option<u64>, LakeError> {
+        let before = self.sets[ds].target.version();
+        let table = &self.sets[ds].target;
+        let (table, added) =
+            commit::commit(table, replacement, crate::ORDERS_FILE_BYTES, label).await?;
+        self.sets[ds].target = table;
+        self.count_files(label, crate::OrdersFiles { added, ..stats }, "keyed upsert");
         let after = self.sets[ds].target.version();
-        Ok((counts, (after != before).then_some(after).flatten()))
+        Ok((after != before).then_some(after).flatten())
     }
 
     /// Adds a write's file figures to the lake's totals and logs them, as `what`.

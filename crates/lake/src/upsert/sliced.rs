@@ -82,6 +82,7 @@ impl Lake {
         let schema = snapshot.snapshot().arrow_schema();
         let position = super::positions(&dataset, &schema, &label)?;
         let key = dataset.columns[dataset.keys[0]].name.clone();
+        let prefix = files::stats_prefix(&table);
         let expected = schema.fields().len();
         let (all, _) = files::candidates(&table, &key, &KeyBounds::None)
             .await
@@ -130,7 +131,7 @@ impl Lake {
                 Some(s) => s.spanning(&bounds),
             });
             let at: Vec<usize> = (0..live.len())
-                .filter(|&i| bounds.may_hold_stats(live[i].file.add.stats.as_deref(), &key))
+                .filter(|&i| bounds.may_hold_stats(live[i].file.add.stats.as_deref(), &key, prefix))
                 .collect();
             let candidates: Vec<TargetFile> = at.iter().map(|&i| live[i].file.clone()).collect();
             let (slice_counts, rewritten, adds) =

@@ -1,0 +1,177 @@
+//! Parquet files whose columns hold the dataset's own Arrow types are taken
+//! a batch at a time, no value converted; others value by value. Either
+//! way the Arrow reader holds what the value reader holds, for any file.
+
+use super::tests::as_values;
+use super::*;
+use arrow_array::{
+    ArrayRef, BooleanArray, Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray,
+    TimestampMicrosecondArray,
+};
+use deltaload_core::{Spec, Value};
+use proptest::prelude::*;
+
+const SPEC: &str = r#"
+[[dataset]]
+name = "stock"
+format = "parquet"
+keys = ["sku"]
+sequence_by = ["at", "seq"]
+delete_when = { column = "op", in = ["d"] }
+columns = [
+    { name = "sku", type = "string" },
+    { name = "at", type = "timestamp" },
+    { name = "seq", type = "bigint" },
+    { name = "qty", type = "int" },
+    { name = "ratio", type = "double" },
+    { name = "price", type = "decimal(6,2)" },
+    { name = "label", type = "string", nullable = false },
+]
+"#;
+
+/// One row: each column's value or null, and the op.
+#[derive(Debug, Clone)]
+struct Row {
+    sku: Option<String>,
+    at: Option<i64>,
+    seq: Option<i64>,
+    qty: Option<i32>,
+    ratio: Option<f64>,
+    price: Option<i128>,
+    label: Option<String>,
+    op: Option<&'static str>,
+}
+
+fn row() -> impl Strategy<Value = Row> {
+    (
+        (prop::option::weighted(0.9, "[ab'\"%é]{0,3}"), prop::option::weighted(0.9, -5i64..5), prop::option::weighted(0.9, any::<i64>())),
+        (prop::option::of(any::<i32>()), prop::option::of(prop_oneof![20 => prop::sample::select(vec![0.5, -0.0, 1e300]), 1 => prop::sample::select(vec![f64::NAN, f64::INFINITY])])),
+        (prop::option::of(prop_oneof![20 => prop::sample::select(vec![0i128, 2550, -999_999]), 1 => prop::sample::select(vec![-1_000_000i128, 100_000_000])]), prop::option::weighted(0.9, "[xy]{0,2}")),
+        prop::option::of(prop::sample::select(vec!["d", "u"])),
+    )
+        .prop_map(|((sku, at, seq), (qty, ratio), (price, label), op)| Row {
+            sku,
+            at,
+            seq,
+            qty,
+            ratio,
+            price,
+            label,
+            op,
+        })
+}
+
+/// A Parquet file of `rows`, `qty` of the column's own type when `exact`.
+fn parquet(rows: &[Row], exact: bool) -> Vec<u8> {
+    let sku: ArrayRef = Arc::new(StringArray::from(
+        rows.iter().map(|r| r.sku.clone()).collect::<Vec<_>>(),
+    ));
+    let at: ArrayRef = Arc::new(
+        TimestampMicrosecondArray::from(rows.iter().map(|r| r.at).collect::<Vec<_>>())
+            .with_timezone("UTC"),
+    );
+    let seq: ArrayRef = Arc::new(Int64Array::from(
+        rows.iter().map(|r| r.seq).collect::<Vec<_>>(),
+    ));
+    let qty: ArrayRef = match exact {
+        true => Arc::new(Int32Array::from(
+            rows.iter().map(|r| r.qty).collect::<Vec<_>>(),
+        )),
+        // Narrower than the column: converted value by value.
+        false => Arc::new(arrow_array::Int16Array::from(
+            rows.iter()
+                .map(|r| r.qty.map(|v| v as i16))
+                .collect::<Vec<_>>(),
+        )),
+    };
+    let ratio: ArrayRef = Arc::new(Float64Array::from(
+        rows.iter().map(|r| r.ratio).collect::<Vec<_>>(),
+    ));
+    let price: ArrayRef = Arc::new(
+        Decimal128Array::from(rows.iter().map(|r| r.price).collect::<Vec<_>>())
+            .with_precision_and_scale(6, 2)
+            .unwrap_or_else(|_| Decimal128Array::from(vec![None::<i128>; rows.len()])),
+    );
+    let label: ArrayRef = Arc::new(StringArray::from(
+        rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>(),
+    ));
+    let op: ArrayRef = Arc::new(StringArray::from(
+        rows.iter().map(|r| r.op).collect::<Vec<_>>(),
+    ));
+    let batch = RecordBatch::try_from_iter([
+        ("sku", sku),
+        ("at", at),
+        ("seq", seq),
+        ("qty", qty),
+        ("ratio", ratio),
+        ("price", price),
+        ("label", label),
+        ("op", op),
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    out
+}
+
+fn dataset() -> Arc<Dataset> {
+    Spec::parse(SPEC, "stock.toml").unwrap().datasets.remove(0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parquet_files_read_into_arrow_as_into_values(rows in prop::collection::vec(row(), 0..40), exact in any::<bool>()) {
+        let d = dataset();
+        let bytes = parquet(&rows, exact);
+        let values = deltaload_parquet::read_parquet(&d, &bytes).unwrap();
+        let arrow = read_changes(&d, &bytes).unwrap();
+        let expected: Vec<Vec<Value>> = values.changes.iter().map(<[Value]>::to_vec).collect();
+        prop_assert_eq!(as_values(&d, &arrow), expected);
+        prop_assert_eq!(arrow.rejects, values.rejects);
+        // Taken whole exactly when every column holds its own type and
+        // every value would be kept as it is.
+        let clean = rows.iter().all(|r| {
+            r.ratio.is_none_or(f64::is_finite)
+                && r.price.is_none_or(|p| p.abs() < 1_000_000)
+        });
+        let whole = usize::from(exact && clean && !rows.is_empty());
+        prop_assert_eq!(arrow.whole_batches, whole);
+    }
+}
+
+/// The batch of a file of the dataset's own types comes through whole: the
+/// arrays read are those given (no builder filled them).
+#[test]
+fn a_file_of_the_datasets_own_types_is_taken_a_batch_at_a_time() {
+    let d = dataset();
+    let rows: Vec<Row> = (0..3)
+        .map(|i| Row {
+            sku: Some(format!("s{i}")),
+            at: Some(i),
+            seq: Some(i),
+            qty: Some(1),
+            ratio: Some(0.5),
+            price: Some(100),
+            label: Some("x".into()),
+            op: None,
+        })
+        .collect();
+    let read = read_changes(&d, &parquet(&rows, true)).unwrap();
+    assert_eq!(read.changes(), 3);
+    assert_eq!(read.whole_batches, 1, "taken as read, not rebuilt");
+    let built = read_changes(&d, &parquet(&rows, false)).unwrap();
+    assert_eq!((built.changes(), built.whole_batches), (3, 0));
+    let flags = read.batches[0].column(d.columns.len());
+    assert_eq!(
+        flags
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap()
+            .true_count(),
+        0
+    );
+}

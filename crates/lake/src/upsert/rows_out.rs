@@ -1,0 +1,117 @@
+//! The rows a keyed upsert writes, once every change has met its row: the
+//! rewritten files' rows with their updates (copy-on-write) or the updated
+//! rows alone (merge-on-read), then the inserted keys, sorted by key.
+
+use super::aligned::updated_mask;
+use super::files::TargetFile;
+use super::read;
+use crate::error::LakeError;
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::kernel::{Add, Remove};
+use deltalake::{ObjectStore, Path};
+use deltaload_core::Dataset;
+use deltaload_engine::{Action, Aligned, Met, Picks};
+use futures::StreamExt;
+use std::sync::Arc;
+
+/// What the met changes do to the table: the candidate files that change and
+/// the changes whose key no file holds.
+pub(super) struct Outcome<'a> {
+    pub met: &'a Met,
+    pub candidates: &'a [TargetFile],
+    pub rewritten: &'a [usize],
+    pub inserted: &'a [u32],
+}
+
+/// The rows that replace the rewritten files (or, merge-on-read, that are
+/// appended beside the kept ones), read from `store` as far as needed;
+/// `lap` is told when the files have been read.
+pub(super) async fn rows_out(
+    store: Arc<dyn ObjectStore>,
+    dataset: &Dataset,
+    aligned: &Aligned,
+    outcome: &Outcome<'_>,
+    (label, lap): (&str, &(dyn Fn(&str) + Sync)),
+) -> Result<RecordBatch, LakeError> {
+    let Outcome {
+        met,
+        candidates,
+        rewritten,
+        inserted,
+    } = *outcome;
+    let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+    let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
+    let updated = updated_mask(dataset, &aligned.schema);
+    // Merge-on-read: a changed file stays, its changed rows marked deleted
+    // and their new versions appended; they are read only when an update
+    // keeps some of the row's columns.
+    let mor = dataset.merge_on_read;
+    let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
+    let read_whole: Vec<usize> = match (mor, covers) {
+        (false, _) => rewritten.to_vec(),
+        (true, true) => Vec::new(),
+        (true, false) => rewritten
+            .iter()
+            .copied()
+            .filter(|&f| met.hits[f].iter().any(|h| h.2 == Action::Update))
+            .collect(),
+    };
+    let mut picks = Picks::default();
+    let files_read = read_whole.iter().map(|&f| &candidates[f]);
+    let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
+    let mut read = Vec::with_capacity(read_whole.len());
+    while let Some(file) = reads.next().await {
+        let file = file?.batch;
+        let (source, hits) = (read.len(), &met.hits[read_whole[read.len()]]);
+        match mor {
+            false => picks.file(source, file.num_rows(), read_whole.len(), hits),
+            true => picks.updates(source, read_whole.len(), hits),
+        }
+        read.push(file);
+    }
+    drop(reads);
+    if mor && covers {
+        for &f in rewritten {
+            let updates: Vec<u32> = met.hits[f]
+                .iter()
+                .filter(|h| h.2 == Action::Update)
+                .map(|h| h.1)
+                .collect();
+            picks.inserts(read_whole.len(), &updates);
+        }
+    }
+    picks.inserts(read_whole.len(), inserted);
+    lap("read");
+    let mut sources: Vec<&RecordBatch> = read.iter().collect();
+    sources.push(&aligned.changes);
+    let columns = picks
+        .assemble(&sources, all.len(), &updated, &key_positions)
+        .map_err(LakeError::arrow(label))?;
+    RecordBatch::try_new(aligned.schema.clone(), columns).map_err(LakeError::arrow(label))
+}
+
+/// The files that leave the table: the rewritten ones removed (copy-on-write),
+/// or kept with their changed rows marked deleted in a new deletion vector
+/// file (merge-on-read).
+#[allow(clippy::type_complexity)]
+pub(super) async fn removed(
+    store: &Arc<dyn ObjectStore>,
+    merge_on_read: bool,
+    outcome: &Outcome<'_>,
+    label: &str,
+) -> Result<(Vec<Remove>, Vec<Add>, Option<(Path, Vec<u8>)>), LakeError> {
+    let Outcome {
+        met,
+        candidates,
+        rewritten,
+        ..
+    } = *outcome;
+    if merge_on_read {
+        return super::deletions::marked(store, candidates, rewritten, &met.changed, label).await;
+    }
+    let removes = rewritten
+        .iter()
+        .map(|&f| candidates[f].remove.clone())
+        .collect();
+    Ok((removes, Vec::new(), None))
+}

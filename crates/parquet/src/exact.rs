@@ -1,0 +1,129 @@
+//! A record batch whose declared columns already hold their columns' Arrow
+//! types (a file written with the dataset's own types: the common case) taken
+//! as it is, a column at a time: no value converted, only the nulls of
+//! columns that may not hold one found, deletes' other columns nulled, and
+//! the rejected rows filtered out. Any other batch goes the rows' way
+//! (`rows`), value by value, which decides every conversion and its reason.
+
+use crate::raw::{key_text, row_json};
+use crate::schema::Plan;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Float64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, SchemaRef};
+use deltaload_core::{Dataset, Reject, RejectReason};
+use std::sync::Arc;
+
+/// `batch` (whose first row is row `before + 1` of the file) as changes of
+/// `schema` (the dataset's columns, then the delete flag) and its rejects;
+/// `None` when a column needs converting.
+pub(crate) fn exact_batch(
+    dataset: &Dataset,
+    plan: &Plan,
+    batch: &RecordBatch,
+    before: u64,
+    schema: &SchemaRef,
+) -> Result<Option<(RecordBatch, Vec<Reject>)>, String> {
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 1);
+    for (i, &at) in plan.columns.iter().enumerate() {
+        let array = batch.column(at);
+        match taken_as_is(array, schema.field(i).data_type()) {
+            Some(a) => arrays.push(a),
+            None => return Ok(None),
+        }
+    }
+    let n = batch.num_rows();
+    let deletes = match (&dataset.delete_when, plan.delete) {
+        (Some(d), Some(at)) => crate::convert::delete_flags(d, batch.column(at).as_ref())?,
+        _ => vec![false; n],
+    };
+    let deletes = BooleanArray::from(deletes);
+    let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
+    // The first column, in declared order, that holds a null it may not.
+    let mut reason: Vec<Option<usize>> = vec![None; n];
+    for (i, column) in dataset.columns.iter().enumerate() {
+        let array = &arrays[i];
+        if column.nullable || array.null_count() == 0 {
+            continue;
+        }
+        for (row, r) in reason.iter_mut().enumerate() {
+            let skipped = deletes.value(row) && !needed(i);
+            if r.is_none() && array.is_null(row) && !skipped {
+                *r = Some(i);
+            }
+        }
+    }
+    if deletes.true_count() > 0 {
+        for (i, array) in arrays.iter_mut().enumerate() {
+            if !needed(i) {
+                *array = arrow_select::nullif::nullif(array.as_ref(), &deletes)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    arrays.push(Arc::new(deletes));
+    let changes = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
+    let rejects = rejects(dataset, plan, batch, before, &reason);
+    if rejects.is_empty() {
+        return Ok(Some((changes, rejects)));
+    }
+    let keep = BooleanArray::from(reason.iter().map(Option::is_none).collect::<Vec<_>>());
+    let kept =
+        arrow_select::filter::filter_record_batch(&changes, &keep).map_err(|e| e.to_string())?;
+    Ok(Some((kept, rejects)))
+}
+
+/// `array` as a column of type `to`, when it holds exactly that type and
+/// every value is one a conversion would keep as it is.
+fn taken_as_is(array: &ArrayRef, to: &DataType) -> Option<ArrayRef> {
+    if array.data_type() != to {
+        return None;
+    }
+    match to {
+        // A double must be finite, and -0.0 is stored as 0.0.
+        DataType::Float64 => {
+            let values = array.as_primitive::<Float64Type>();
+            if values.iter().flatten().any(|v| !v.is_finite()) {
+                return None;
+            }
+            Some(Arc::new(values.unary::<_, Float64Type>(|v| v + 0.0)))
+        }
+        // A decimal must fit its precision.
+        DataType::Decimal128(precision, _) => {
+            let values = array.as_primitive::<Decimal128Type>();
+            values
+                .validate_decimal_precision(*precision)
+                .ok()
+                .map(|_| array.clone())
+        }
+        _ => Some(array.clone()),
+    }
+}
+
+/// The rows with a reason, as rejects: their row number, the row as JSON,
+/// their key and the reason.
+fn rejects(
+    dataset: &Dataset,
+    plan: &Plan,
+    batch: &RecordBatch,
+    before: u64,
+    reason: &[Option<usize>],
+) -> Vec<Reject> {
+    let keys: Vec<&dyn Array> = plan.key_arrays(dataset, batch);
+    reason
+        .iter()
+        .enumerate()
+        .filter_map(|(row, r)| {
+            let column = &dataset.columns[(*r)?];
+            Some(Reject {
+                line: before + row as u64 + 1,
+                raw: row_json(batch, row),
+                key: key_text(&keys, row),
+                reason: RejectReason::Column {
+                    name: column.name.clone(),
+                    detail: "is null".to_string(),
+                },
+            })
+        })
+        .collect()
+}
