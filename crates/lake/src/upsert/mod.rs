@@ -160,7 +160,7 @@ impl Lake {
             predicate: bounds.predicate(key),
             metadata: metadata(files, counts),
         };
-        let version = self.commit_keyed(ds, replacement, stats, &label).await?;
+        let version = (self.commit_keyed(ds, replacement, stats, (&label, "keyed upsert"))).await?;
         lap("committed");
         Ok((counts, version))
     }
@@ -205,20 +205,20 @@ impl Lake {
     }
 
     /// Commits a keyed upsert's replacement to dataset `ds`'s table and counts
-    /// its files; the new version, if one was committed.
+    /// its files (logged as `what`); the new version, if one was committed.
     async fn commit_keyed(
         &mut self,
         ds: usize,
         replacement: commit::Replacement,
         stats: crate::OrdersFiles,
-        label: &str,
+        (label, what): (&str, &str),
     ) -> Result<Option<u64>, LakeError> {
         let before = self.sets[ds].target.version();
         let table = &self.sets[ds].target;
         let (table, added) =
             commit::commit(table, replacement, crate::ORDERS_FILE_BYTES, label).await?;
         self.sets[ds].target = table;
-        self.count_files(label, crate::OrdersFiles { added, ..stats }, "keyed upsert");
+        self.count_files(label, crate::OrdersFiles { added, ..stats }, what);
         let after = self.sets[ds].target.version();
         Ok((after != before).then_some(after).flatten())
     }

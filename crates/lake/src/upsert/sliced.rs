@@ -60,6 +60,90 @@ struct Staged {
     committed: bool,
 }
 
+/// The table's shape every slice must have: its columns, where the
+/// dataset's columns are among them, and how its key statistics read.
+struct Shape {
+    schema: deltalake::arrow::datatypes::SchemaRef,
+    position: Vec<usize>,
+    key: String,
+    key_at: usize,
+    prefix: usize,
+}
+
+impl Shape {
+    /// A slice as the table's rows, after checking that the table's columns
+    /// are still those the changes were aligned on when read (a column added
+    /// since, by another writer, would shift them).
+    fn aligned(&self, changes: RecordBatch, label: &str) -> Result<Aligned, LakeError> {
+        let names = |f: &deltalake::arrow::datatypes::FieldRef| f.name().clone();
+        let expected = self.schema.fields().len();
+        let same = changes.num_columns() == expected + 1
+            && (changes.schema().fields().iter().take(expected))
+                .map(names)
+                .eq(self.schema.fields().iter().map(names));
+        if !same {
+            return Err(LakeError::Invariant {
+                table: label.to_string(),
+                detail: "the table's columns changed while the file was read (another writer \
+                         evolved the schema); run the load again"
+                    .to_string(),
+            });
+        }
+        let (position, schema) = (self.position.clone(), self.schema.clone());
+        Ok(Aligned {
+            changes,
+            position,
+            schema,
+        })
+    }
+}
+
+/// The table's files as the slices so far left them, and the committed
+/// files they replaced.
+struct Staging {
+    live: Vec<Staged>,
+    removes: Vec<Remove>,
+}
+
+impl Staging {
+    /// The live files whose statistics may hold a key within `bounds`.
+    fn candidates(&self, bounds: &KeyBounds, shape: &Shape) -> Vec<usize> {
+        (0..self.live.len())
+            .filter(|&i| {
+                let stats = self.live[i].file.add.stats.as_deref();
+                bounds.may_hold_stats(stats, &shape.key, shape.prefix)
+            })
+            .collect()
+    }
+
+    /// The live files `gone` replaced by `adds`: a committed one removed, one
+    /// written by an earlier slice deleted.
+    async fn replace(
+        &mut self,
+        table: &deltalake::DeltaTable,
+        mut gone: Vec<usize>,
+        adds: Vec<Add>,
+        label: &str,
+    ) -> Result<(), LakeError> {
+        gone.sort_unstable_by(|a, b| b.cmp(a));
+        for i in gone {
+            let staged = self.live.remove(i);
+            match staged.committed {
+                true => self.removes.push(staged.file.remove),
+                false => forget(table, &staged.file.path).await,
+            }
+        }
+        for add in adds {
+            let file = new_file(add, label)?;
+            self.live.push(Staged {
+                file,
+                committed: false,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Lake {
     /// Writes the changes `slices` gives into dataset `ds`'s table, a slice at
     /// a time, in one commit; returns the figures, the new version (when one
@@ -77,85 +161,40 @@ impl Lake {
             self.enable_deletion_vectors(ds).await?;
         }
         let table = self.sets[ds].target.clone();
-        let url = table.table_url().clone();
-        let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
-        let schema = snapshot.snapshot().arrow_schema();
-        let position = super::positions(&dataset, &schema, &label)?;
-        let key = dataset.columns[dataset.keys[0]].name.clone();
-        let prefix = files::stats_prefix(&table);
-        let expected = schema.fields().len();
-        let (all, _) = files::candidates(&table, &key, &KeyBounds::None)
+        let shape = self.shape(ds, &table)?;
+        let (all, _) = files::candidates(&table, &shape.key, &KeyBounds::None)
             .await
             .map_err(files::delta_error(&table, &label))?;
-        let mut live: Vec<Staged> = all
-            .into_iter()
+        let live = (all.into_iter())
             .map(|file| Staged {
                 file,
                 committed: true,
             })
             .collect();
-        let mut removes: Vec<Remove> = Vec::new();
+        let mut staging = Staging {
+            live,
+            removes: Vec::new(),
+        };
         let mut counts = MergeCounts::default();
         let mut span: Option<KeyBounds> = None;
         let (mut given, mut slices_done, mut rewrites) = (0u64, 0u64, 0u64);
         while let Some(changes) = slices.next_slice(&label)? {
-            // The changes were aligned on the table's columns when read; a
-            // column added since (by another writer) would shift them.
-            let names = |f: &deltalake::arrow::datatypes::FieldRef| f.name().clone();
-            let same = changes.num_columns() == expected + 1
-                && changes
-                    .schema()
-                    .fields()
-                    .iter()
-                    .take(expected)
-                    .map(names)
-                    .eq(schema.fields().iter().map(names));
-            if !same {
-                return Err(LakeError::Invariant {
-                    table: label.clone(),
-                    detail: "the table's columns changed while the file was read (another writer \
-                             evolved the schema); run the load again"
-                        .to_string(),
-                });
-            }
             given += changes.num_rows() as u64;
             slices_done += 1;
-            let aligned = Aligned {
-                changes,
-                position: position.clone(),
-                schema: schema.clone(),
-            };
-            let bounds = KeyBounds::of_column(aligned.changes.column(position[dataset.keys[0]]));
-            span = Some(match span {
-                None => bounds.spanning(&bounds),
-                Some(s) => s.spanning(&bounds),
-            });
-            let at: Vec<usize> = (0..live.len())
-                .filter(|&i| bounds.may_hold_stats(live[i].file.add.stats.as_deref(), &key, prefix))
-                .collect();
-            let candidates: Vec<TargetFile> = at.iter().map(|&i| live[i].file.clone()).collect();
+            let aligned = shape.aligned(changes, &label)?;
+            let bounds = KeyBounds::of_column(aligned.changes.column(shape.key_at));
+            span = Some(span.as_ref().unwrap_or(&bounds).spanning(&bounds));
+            let at = staging.candidates(&bounds, &shape);
+            let candidates: Vec<TargetFile> =
+                at.iter().map(|&i| staging.live[i].file.clone()).collect();
             let (slice_counts, rewritten, adds) =
                 self.rewrite_slice(ds, &aligned, &candidates).await?;
             add_counts(&mut counts, slice_counts);
             rewrites += rewritten.len() as u64;
-            let mut gone: Vec<usize> = rewritten.iter().map(|&f| at[f]).collect();
-            gone.sort_unstable_by(|a, b| b.cmp(a));
-            for i in gone {
-                let staged = live.remove(i);
-                match staged.committed {
-                    true => removes.push(staged.file.remove),
-                    false => forget(&table, &staged.file.path).await,
-                }
-            }
-            for add in adds {
-                live.push(Staged {
-                    file: new_file(add, &label)?,
-                    committed: false,
-                });
-            }
+            let gone = rewritten.iter().map(|&f| at[f]).collect();
+            staging.replace(&table, gone, adds, &label).await?;
         }
-        let written: Vec<Add> = live
-            .into_iter()
+        let written: Vec<Add> = (staging.live.into_iter())
             .filter(|s| !s.committed)
             .map(|s| s.file.add)
             .collect();
@@ -168,31 +207,45 @@ impl Lake {
             "keyed upsert by slices"
         );
         let stats = crate::OrdersFiles {
-            rewritten: removes.len() as u64,
-            added: written.len() as u64,
+            rewritten: staging.removes.len() as u64,
             ..crate::OrdersFiles::default()
         };
         self.writes.keyed += 1;
-        if written.is_empty() && removes.is_empty() {
-            self.count_files(&label, stats, "keyed upsert by slices");
+        let what = "keyed upsert by slices";
+        if written.is_empty() && staging.removes.is_empty() {
+            self.count_files(&label, stats, what);
             return Ok((counts, None, given));
         }
         let replacement = commit::Replacement {
             rows: None,
             written,
-            removes,
+            removes: staging.removes,
             kept: Vec::new(),
             dv_file: None,
-            predicate: span.and_then(|s| s.span_predicate(&key)),
+            predicate: span.and_then(|s| s.span_predicate(&shape.key)),
             metadata: metadata(files, counts),
         };
-        let before = table.version();
-        let (table, _) =
-            commit::commit(&table, replacement, crate::ORDERS_FILE_BYTES, &label).await?;
-        self.sets[ds].target = table;
-        self.count_files(&label, stats, "keyed upsert by slices");
-        let after = self.sets[ds].target.version();
-        Ok((counts, (after != before).then_some(after).flatten(), given))
+        let version = self
+            .commit_keyed(ds, replacement, stats, (&label, what))
+            .await?;
+        Ok((counts, version, given))
+    }
+
+    /// The shape of dataset `ds`'s table as it is now.
+    fn shape(&self, ds: usize, table: &deltalake::DeltaTable) -> Result<Shape, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let label = dataset.name.as_str();
+        let url = table.table_url().clone();
+        let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
+        let schema = snapshot.snapshot().arrow_schema();
+        let position = super::positions(dataset, &schema, label)?;
+        Ok(Shape {
+            key: dataset.columns[dataset.keys[0]].name.clone(),
+            key_at: position[dataset.keys[0]],
+            prefix: files::stats_prefix(table),
+            position,
+            schema,
+        })
     }
 
     /// One slice's upsert against `candidates`: its figures, the candidates
