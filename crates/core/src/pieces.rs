@@ -8,6 +8,7 @@
 //! the CR and LF of a line end, so counting line ends piece by piece adds up
 //! to counting them over the whole file.
 
+use crate::contract::HeaderMismatch;
 use crate::spec::{Dataset, Format, HeaderMode};
 
 /// The end of the file's header in `window` (the file's first bytes): the byte
@@ -106,6 +107,20 @@ pub fn readable_in_pieces(dataset: &Dataset) -> bool {
         Format::Jsonl => true,
         Format::Parquet => false,
     }
+}
+
+/// `refused` (of a piece of a file) with its line number as in the whole
+/// file: `lines` more than the piece's.
+pub fn shifted(mut refused: HeaderMismatch, lines: u64) -> HeaderMismatch {
+    let number = refused
+        .problem
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split_once(' '))
+        .and_then(|(n, rest)| Some((n.parse::<u64>().ok()?, rest.to_string())));
+    if let Some((n, rest)) = number {
+        refused.problem = format!("line {} {rest}", n + lines);
+    }
+    refused
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ fn read_by_pieces(
     loop {
         let end = grow(at, &|w, eof| piece_end(dataset, w, eof));
         let mut part = read(dataset, &with_header(head, &bytes[at..end]))
-            .map_err(|refused| crate::jsonl::shifted(refused, lines - head_lines))?;
+            .map_err(|refused| crate::pieces::shifted(refused, lines - head_lines))?;
         for r in &mut part.rejects {
             r.line = r.line - head_lines + lines;
         }

@@ -45,6 +45,22 @@ impl Scalar<'_> {
     }
 }
 
+/// A value as a reader gives it, its text borrowed.
+impl<'a> From<&'a Value> for Scalar<'a> {
+    fn from(value: &'a Value) -> Self {
+        match value {
+            Value::Null => Scalar::Null,
+            Value::Bool(b) => Scalar::Bool(*b),
+            Value::Int(i) => Scalar::Int(*i),
+            Value::Double(d) => Scalar::Double(*d),
+            Value::Decimal(d) => Scalar::Decimal(d.get()),
+            Value::Date(d) => Scalar::Date(*d),
+            Value::Timestamp(t) => Scalar::Timestamp(*t),
+            Value::Text(s) => Scalar::Text(Cow::Borrowed(s)),
+        }
+    }
+}
+
 /// Takes the records of one file (or one span of it), in file order.
 ///
 /// A reader calls [`Sink::field`] once per declared column, in declared

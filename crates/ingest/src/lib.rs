@@ -141,7 +141,7 @@ pub fn from_rows(dataset: &Dataset, rows: &deltaload_core::Rows) -> Columns {
     let width = dataset.columns.len();
     for row in rows.iter() {
         for value in &row[..width] {
-            columns.field(scalar(value));
+            columns.field(deltaload_core::Scalar::from(value));
         }
         let delete = dataset
             .delete_when
@@ -150,20 +150,6 @@ pub fn from_rows(dataset: &Dataset, rows: &deltaload_core::Rows) -> Columns {
         columns.end(delete);
     }
     columns
-}
-
-fn scalar(value: &deltaload_core::Value) -> deltaload_core::Scalar<'_> {
-    use deltaload_core::{Scalar, Value};
-    match value {
-        Value::Null => Scalar::Null,
-        Value::Bool(b) => Scalar::Bool(*b),
-        Value::Int(i) => Scalar::Int(*i),
-        Value::Double(d) => Scalar::Double(*d),
-        Value::Decimal(d) => Scalar::Decimal(d.get()),
-        Value::Date(d) => Scalar::Date(*d),
-        Value::Timestamp(t) => Scalar::Timestamp(*t),
-        Value::Text(s) => Scalar::Text(std::borrow::Cow::Borrowed(s)),
-    }
 }
 
 #[cfg(test)]

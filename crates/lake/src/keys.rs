@@ -175,44 +175,17 @@ impl Lake {
         let name = TableName::Target(dataset.clone());
         let table = dataset.name.as_str();
         let from = quoted(table);
-        let target = &self.sets[ds].target;
         let (doubled, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
                 // The same ranges as the MERGE's: the files it skipped are not read here either.
-                let ids = key_integers(&dataset, changes);
-                let ranges = batch_ranges(&ids);
+                let ranges = batch_ranges(&key_integers(&dataset, changes));
                 let (min, max) = (
                     ranges.first().map_or(0, |r| r.0),
                     ranges.last().map_or(0, |r| r.1),
                 );
-                let within = within_ranges(predicates::column(&column), &ranges);
-                let counted = frame(&self.ctx, target, &name)
-                    .await?
-                    .filter(within)
-                    .and_then(|f| {
-                        f.aggregate(
-                            vec![],
-                            vec![
-                                count(lit(1)).alias("rows"),
-                                count_distinct(predicates::column(&column)).alias("keys"),
-                            ],
-                        )
-                    })
-                    .map_err(LakeError::query(table))?
-                    .collect()
-                    .await
-                    .map_err(LakeError::query(table))?;
-                let doubled = match counted.iter().find(|b| b.num_rows() > 0) {
-                    Some(b) => {
-                        first_long(b.column(0))?.unwrap_or(0)
-                            - first_long(b.column(1))?.unwrap_or(0)
-                    }
-                    None => 0,
-                };
-                (
-                    doubled,
-                    format!("{column} value(s) of this load (between {min} and {max})"),
-                )
+                let doubled = self.doubled_within(ds, &column, &ranges).await?;
+                let scope = format!("{column} value(s) of this load (between {min} and {max})");
+                (doubled, scope)
             }
             _ => {
                 // Files of one round may change the same key: each key once.
@@ -229,16 +202,12 @@ impl Lake {
                     key_join(&dataset),
                     key_columns.join(", ")
                 );
-                let batches = query(&self.ctx, target, &name, &sql).await?;
-                let doubled = match batches.iter().find(|b| b.num_rows() > 0) {
-                    Some(batch) => first_long(batch.column(0))?.unwrap_or(0),
-                    None => 0,
-                };
+                let batches = query(&self.ctx, &self.sets[ds].target, &name, &sql).await?;
                 let scope = format!(
                     "key(s) ({}) of this load",
                     dataset.names(&dataset.keys).join(", ")
                 );
-                (doubled, scope)
+                (first_row_long(&batches, 0)?, scope)
             }
         };
         if doubled != 0 {
@@ -251,5 +220,41 @@ impl Lake {
             });
         }
         Ok(())
+    }
+}
+
+impl Lake {
+    /// Rows of dataset `ds`'s table whose integer key `column` lies in
+    /// `ranges`, less the distinct keys among them: the keys held twice.
+    async fn doubled_within(
+        &self,
+        ds: usize,
+        column: &str,
+        ranges: &[(i64, i64)],
+    ) -> Result<i64, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let (name, label) = (TableName::Target(dataset.clone()), dataset.name.as_str());
+        let key = predicates::column(column);
+        let counts = vec![
+            count(lit(1)).alias("rows"),
+            count_distinct(key.clone()).alias("keys"),
+        ];
+        let counted = frame(&self.ctx, &self.sets[ds].target, &name)
+            .await?
+            .filter(within_ranges(key, ranges))
+            .and_then(|f| f.aggregate(vec![], counts))
+            .map_err(LakeError::query(label))?
+            .collect()
+            .await
+            .map_err(LakeError::query(label))?;
+        Ok(first_row_long(&counted, 0)? - first_row_long(&counted, 1)?)
+    }
+}
+
+/// Column `at`'s first value in the first batch that has a row (0 for none).
+fn first_row_long(batches: &[RecordBatch], at: usize) -> Result<i64, LakeError> {
+    match batches.iter().find(|b| b.num_rows() > 0) {
+        Some(batch) => Ok(first_long(batch.column(at))?.unwrap_or(0)),
+        None => Ok(0),
     }
 }

@@ -8,20 +8,6 @@ use crate::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use deltaload_core::{Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
 
-/// A converted value as the sink takes it.
-fn scalar(v: Value) -> Scalar<'static> {
-    match v {
-        Value::Null => Scalar::Null,
-        Value::Bool(b) => Scalar::Bool(b),
-        Value::Int(i) => Scalar::Int(i),
-        Value::Double(d) => Scalar::Double(d),
-        Value::Decimal(d) => Scalar::Decimal(d.get()),
-        Value::Date(d) => Scalar::Date(d),
-        Value::Timestamp(t) => Scalar::Timestamp(t),
-        Value::Text(s) => Scalar::Text(std::borrow::Cow::Owned(s)),
-    }
-}
-
 /// Appends the rows of `batch` (whose first row is row `before + 1` of the
 /// file) to `parsed`. An error is a batch unlike the planned schema.
 pub(crate) fn read_batch<S: Sink>(
@@ -69,7 +55,7 @@ pub(crate) fn read_batch<S: Sink>(
                         detail: "is null".to_string(),
                     })
                 }
-                Ok(v) => values.field(scalar(v)),
+                Ok(v) => values.field(Scalar::from(&v)),
                 Err(detail) => {
                     reason = Some(RejectReason::Column {
                         name: column.name.clone(),
@@ -78,18 +64,17 @@ pub(crate) fn read_batch<S: Sink>(
                 }
             }
         }
-        if reason.is_none() {
+        let Some(reason) = reason else {
             values.end(delete);
-        }
-        if let Some(reason) = reason {
-            values.drop_record();
-            parsed.rejects.push(Reject {
-                line: before + row as u64 + 1,
-                raw: row_json(batch, row),
-                key: key_text(&keys, row),
-                reason,
-            });
-        }
+            continue;
+        };
+        values.drop_record();
+        parsed.rejects.push(Reject {
+            line: before + row as u64 + 1,
+            raw: row_json(batch, row),
+            key: key_text(&keys, row),
+            reason,
+        });
     }
     Ok(())
 }

@@ -201,20 +201,6 @@ fn place<'a>(
     }
 }
 
-/// `refused` (of a piece of a file, see [`crate::pieces`]) with its line
-/// number as in the whole file: `lines` more than the piece's.
-pub fn shifted(mut refused: HeaderMismatch, lines: u64) -> HeaderMismatch {
-    let number = refused
-        .problem
-        .strip_prefix("line ")
-        .and_then(|rest| rest.split_once(' '))
-        .and_then(|(n, rest)| Some((n.parse::<u64>().ok()?, rest.to_string())));
-    if let Some((n, rest)) = number {
-        refused.problem = format!("line {} {rest}", n + lines);
-    }
-    refused
-}
-
 /// The refusal of a file whose line `number` has fields the spec does not declare.
 fn refusal(dataset: &Dataset, number: u64, fields: &Fields<'_>, extras: &[&str]) -> HeaderMismatch {
     let mut seen = HashSet::new();

@@ -82,12 +82,28 @@ struct Source<'a> {
     path: &'a Path,
 }
 
-impl Source<'_> {
-    fn io(&self, source: std::io::Error) -> LakeError {
-        LakeError::ReadSource {
-            path: self.path.display().to_string(),
-            source,
-        }
+/// A failed read or write of the file or directory at `path`.
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> LakeError + '_ {
+    move |source| LakeError::ReadSource {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+impl<'a> Source<'a> {
+    /// The file at `path`, opened, its pieces starting at `piece` bytes and
+    /// growing to eight times that for a long record.
+    fn open(dataset: &'a Dataset, path: &'a Path, piece: usize) -> Result<Self, LakeError> {
+        let file = std::fs::File::open(path).map_err(io_error(path))?;
+        let size = file.metadata().map_err(io_error(path))?.len();
+        let sizes = (piece, piece.saturating_mul(8));
+        Ok(Self {
+            dataset,
+            file,
+            size,
+            sizes,
+            path,
+        })
     }
 
     /// The refusal of a record (or header) longer than a piece may grow.
@@ -112,7 +128,7 @@ impl Source<'_> {
         match next_cut(&mut self.file, at, self.size, self.sizes, cut) {
             Ok(Some(text)) => Ok(Ok(text)),
             Ok(None) => Ok(Err(self.too_long())),
-            Err(e) => Err(self.io(e)),
+            Err(e) => Err(io_error(self.path)(e)),
         }
     }
 }
@@ -126,29 +142,12 @@ pub(crate) fn spill(
     location: &str,
     budget: &MemoryBudget,
 ) -> Result<Result<(Spilled, Vec<Reject>), HeaderMismatch>, LakeError> {
-    let io = |source: std::io::Error| LakeError::ReadSource {
-        path: path.display().to_string(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
-    let piece = budget.piece_bytes();
-    let sizes = (piece, piece.saturating_mul(8));
-    let mut source = Source {
-        dataset,
-        file,
-        size,
-        sizes,
-        path,
-    };
+    let mut source = Source::open(dataset, path, budget.piece_bytes())?;
     let head = match source.cut(0, |w, eof| pieces::header_end(dataset, w, eof))? {
         Ok(head) => head,
         Err(refused) => return Ok(Err(refused)),
     };
-    let dir = SpillDir::new(&budget.spill_dir).map_err(|source| LakeError::ReadSource {
-        path: budget.spill_dir.display().to_string(),
-        source,
-    })?;
+    let dir = SpillDir::new(&budget.spill_dir).map_err(io_error(&budget.spill_dir))?;
     let mut writer = RunWriter::new(dataset, table, (location, &dir), budget.run_bytes());
     let (rejects, loaded) = match read_pieces(&mut source, &head, &mut writer)? {
         Ok(read) => read,
@@ -194,7 +193,7 @@ fn read_pieces(
         let mut part = match crate::parsed::ingest(dataset, &pieces::with_header(head, &text))? {
             Ok(part) => part,
             Err(refused) => {
-                let shifted = deltaload_core::jsonl::shifted(refused, lines - head_lines);
+                let shifted = pieces::shifted(refused, lines - head_lines);
                 return Ok(Err(shifted));
             }
         };

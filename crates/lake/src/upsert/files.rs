@@ -225,14 +225,7 @@ pub(crate) async fn candidates(
     let mut kept = Vec::new();
     let mut skipped = 0;
     for view in views {
-        let stats: Option<Json> = view.stats().and_then(|s| serde_json::from_str(&s).ok());
-        let bound = |side: &str| {
-            stats
-                .as_ref()
-                .and_then(|s| s.get(side))
-                .and_then(|m| m.get(key))
-        };
-        if !bounds.may_hold(bound("minValues"), bound("maxValues"), prefix) {
+        if !bounds.may_hold_stats(view.stats().as_deref(), key, prefix) {
             skipped += 1;
             continue;
         }
