@@ -11,9 +11,11 @@ the lake's debug log on, and prints the median of each phase per binary:
                  "read" and "newest"), rejects written
   align          the changes laid out as the table's rows
   match          the candidate files' keys read, each change met
-  read files     the files to rewrite read whole
-  assemble       the rewritten and inserted rows put together
-  write+commit   Parquet written, the commit made
+  read files     the files to rewrite read whole (merge-on-read, older builds)
+  assemble       the rewritten and inserted rows put together (the same)
+  write          copy-on-write: the files read, their rows and the inserts
+                 assembled and written as Parquet, a group of files at a time
+  commit         the commit (older builds: Parquet written, then the commit)
   after upsert   figures and ledger written, process exit
   total          wall time; peak resident memory
 
@@ -37,10 +39,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "bench"
 LARGE = ["--files", "1", "--rows", "1000000", "--orders", "2000000", "--initial", "--seed", "7"]
-STEP = re.compile(r'^(\S+Z) DEBUG .*keyed upsert step phase="(\w+)" elapsed_ms=(\d+)')
-READ = re.compile(r'^(\S+Z) DEBUG .*read_ms=(\d+) newest_ms=(\d+)')
-STEPS = ["aligned", "met", "read", "assembled", "committed"]
-NAMES = ["align", "match", "read files", "assemble", "write+commit"]
+STEP = re.compile(r'^(\S+Z) DEBUG .*keyed upsert step phase="(\w+)" elapsed_ms=(\d+)(?: peak_mib=(\d+))?')
+READ = re.compile(r'^(\S+Z) DEBUG .*read_ms=(\d+) newest_ms=(\d+).*?(?:peak_mib=(\d+))?$')
+# The keyed upsert's steps in their order, and their names here. Builds
+# before the rewrite by groups log "read" and "assembled", then "committed"
+# (write + commit); later ones log "written" (copy-on-write: the files read,
+# assembled and written a group at a time; merge-on-read: after "read" and
+# "assembled"), then "committed" (the commit alone).
+STEPS = {"aligned": "align", "met": "match", "read": "read files", "assembled": "assemble",
+         "written": "write (by groups)", "committed": "commit (older: write+commit)"}
+NEEDED = {"aligned", "met", "committed"}
 
 
 def stamp(text):
@@ -71,26 +79,36 @@ def run(cmd):
 
 def phases(start, end, log):
     """Seconds per phase of one load, from its debug log."""
-    steps, read = {}, None
+    steps, read, peaks = {}, None, {}
     for line in log.splitlines():
         m = STEP.match(line)
         if m:
             steps[m.group(2)] = (stamp(m.group(1)), int(m.group(3)) / 1000)
+            if m.group(4):
+                peaks[m.group(2)] = int(m.group(4))
         m = READ.match(line)
         if m and read is None:
             read = (int(m.group(2)) / 1000, int(m.group(3)) / 1000)
-    if set(STEPS) - set(steps):
-        raise SystemExit(f"missing upsert steps in the log: {sorted(set(STEPS) - set(steps))}")
+            if m.group(4):
+                peaks["newest"] = int(m.group(4))
+    if NEEDED - set(steps):
+        raise SystemExit(f"missing upsert steps in the log: {sorted(NEEDED - set(steps))}")
     began = steps["aligned"][0] - steps["aligned"][1]
     out = {"before upsert": began - start}
     if read:
         out["  of which read"], out["  of which newest"] = read
     last = 0.0
-    for step, name in zip(STEPS, NAMES):
+    for step, name in STEPS.items():
+        if step not in steps:
+            continue
         out[name] = steps[step][1] - last
         last = steps[step][1]
     out["after upsert"] = end - steps["committed"][0]
     out["total"] = end - start
+    # Where the build logs it: the process's peak resident memory so far
+    # at the end of each phase (MiB).
+    for step, peak in peaks.items():
+        out[f"peak MiB by {STEPS.get(step, step)}"] = peak
     return out
 
 
@@ -128,7 +146,7 @@ def main(argv):
         cells = []
         for b in args.bin:
             values = [p[name] for p in results[b] if name in p]
-            unit = "" if name == "peak MiB" else " s"
+            unit = "" if name.startswith("peak MiB") else " s"
             cells.append(f"{statistics.median(values):>20.{0 if unit == '' else 3}f}{unit}" if values else f"{'-':>22}")
         print(f"{name:<20}" + "".join(cells))
     return 0

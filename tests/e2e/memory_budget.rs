@@ -250,3 +250,65 @@ async fn pieces_are_held_until_their_measured_bytes_reach_the_share() {
         "{spills:?}, {pieces} pieces"
     );
 }
+
+/// Loads `files` one by one into a lake at `root` whose copy-on-write
+/// upserts read `group_bytes` of Parquet at a time; the lake's write figures.
+async fn load_grouped(
+    root: &LakeRoot,
+    spec: &Spec,
+    files: &[SourceFile],
+    group_bytes: u64,
+) -> (deltaload_lake::EngineWrites, deltaload_lake::OrdersFiles) {
+    let mut lake = Lake::open_spec(root, spec).await.unwrap();
+    lake.set_rewrite_group_bytes(group_bytes);
+    for file in files {
+        lake.load(file, LoadOptions::default()).await.unwrap();
+    }
+    (lake.writes_by_engine(), lake.orders_files())
+}
+
+/// Four files of orders in disjoint key ranges, then changes that update
+/// rows of each and insert keys between and after them. Rewritten a file at
+/// a time (groups of one file), the table is that of a rewrite in one group,
+/// and the rows that do not fill a new file move on to the next group: the
+/// load adds as few files as in one group.
+#[tokio::test]
+async fn a_rewrite_by_groups_of_files_writes_what_one_group_writes() {
+    let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let orders = |ids: &mut dyn Iterator<Item = u32>, status: &str, day: u32| {
+        let mut csv = String::from(deltaload_tests::HEADER);
+        for id in ids {
+            csv.push_str(&format!(
+                "{id},C{id},{status},1.00,EUR,,2026-10-0{day}T00:00:00\n"
+            ));
+        }
+        csv
+    };
+    let mut files: Vec<SourceFile> = [0u32, 1000, 2000, 3000]
+        .iter()
+        .map(|&start| {
+            let csv = orders(&mut (start..start + 500), "placed", 1);
+            source(
+                dir.path(),
+                &format!("book{start}.csv"),
+                csv.as_bytes(),
+                false,
+            )
+        })
+        .collect();
+    let csv = orders(&mut (0..4000).step_by(7), "shipped", 2);
+    files.push(source(dir.path(), "changes.csv", csv.as_bytes(), false));
+    let root = |name: &str| lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
+    let default = deltaload_lake::REWRITE_GROUP_BYTES;
+    let (one, one_files) = load_grouped(&root("one"), &spec, &files, default).await;
+    let (by_file, by_file_files) = load_grouped(&root("by_file"), &spec, &files, 1).await;
+    // Each load is one group; the last, rewriting four files, four by file.
+    assert_eq!((one.groups, by_file.groups), (5, 8), "{one:?} {by_file:?}");
+    assert_eq!(by_file_files.rewritten, 4, "{by_file_files:?}");
+    assert_eq!(by_file_files.added, one_files.added, "{by_file_files:?}");
+    assert_eq!(
+        lake_state_of(&root("by_file"), &spec, "", "").await,
+        lake_state_of(&root("one"), &spec, "", "").await
+    );
+}

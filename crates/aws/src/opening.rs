@@ -37,7 +37,7 @@ impl Opening {
 }
 
 enum State {
-    Open(Lake),
+    Open(Box<Lake>),
     /// Being opened in the background, until a batch waits for it.
     Pending(JoinHandle<Result<Lake, LakeError>>, Opening),
     /// The last opening failed: the next batch opens it again.
@@ -50,7 +50,7 @@ pub(crate) struct LakeSlot(Mutex<State>);
 impl LakeSlot {
     /// A slot holding a lake already open.
     pub fn open(lake: Lake) -> Self {
-        Self(Mutex::new(State::Open(lake)))
+        Self(Mutex::new(State::Open(Box::new(lake))))
     }
 
     /// A slot whose lake starts opening now, on the runtime's other tasks.
@@ -73,10 +73,10 @@ impl LakeSlot {
                 State::Pending(task, _) => task.await.map_err(|_| AwsError::Panicked)?,
                 _ => opening.open().await,
             };
-            *state = State::Open(opened?);
+            *state = State::Open(Box::new(opened?));
         }
         MutexGuard::try_map(state, |s| match s {
-            State::Open(lake) => Some(lake),
+            State::Open(lake) => Some(&mut **lake),
             _ => None,
         })
         .map_err(|_| AwsError::Panicked)

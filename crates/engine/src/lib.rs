@@ -16,6 +16,7 @@
 pub mod aligned;
 pub mod decide;
 pub mod error;
+pub mod groups;
 pub mod matching;
 pub mod meet;
 pub mod newest;
@@ -26,6 +27,7 @@ pub mod target;
 pub use aligned::{positions, updated_mask, Aligned};
 pub use decide::{decide, Action, Decider};
 pub use error::EngineError;
+pub use groups::{groups, Group};
 pub use matching::ChangeKeys;
 pub use meet::{meet, Met};
 pub use newest::newest_indices;

@@ -169,6 +169,16 @@ pub fn cap_allocator_arenas() {
     }
 }
 
+/// The most memory this process has held resident so far, in MiB (`VmHWM`
+/// of `/proc/self/status`; `None` where that cannot be read): a field of the
+/// load's debug events, so that a phase's memory shows beside its time.
+pub(crate) fn peak_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib >> 10)
+}
+
 /// A directory of one load's spilled runs, removed with everything in it
 /// when the load is done (or fails).
 #[derive(Debug)]

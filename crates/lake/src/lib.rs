@@ -63,6 +63,7 @@ pub use show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
 };
 pub use upsert::Engine;
+pub use upsert::REWRITE_GROUP_BYTES;
 
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
@@ -110,6 +111,9 @@ pub struct Lake {
     /// Writes into datasets' tables by the keyed upsert and by delta-rs's
     /// MERGE, since the lake was opened.
     writes: EngineWrites,
+    /// The Parquet bytes of rewritten files a copy-on-write upsert reads at
+    /// once (fewer when the memory budget asks it).
+    rewrite_group_bytes: u64,
 }
 
 /// A dataset and its two tables.
@@ -128,6 +132,9 @@ pub struct EngineWrites {
     pub keyed: u64,
     /// By delta-rs's MERGE (chosen, or for a table the keyed upsert leaves to it).
     pub merge: u64,
+    /// Groups of files a copy-on-write keyed upsert read, rewrote and wrote
+    /// one after another (a write with inserts alone counts one).
+    pub groups: u64,
 }
 
 /// The data files MERGEs into the datasets' tables scanned, skipped by their
@@ -198,6 +205,7 @@ impl Lake {
             budget: MemoryBudget::default(),
             merged_unchecked: false,
             writes: EngineWrites::default(),
+            rewrite_group_bytes: upsert::REWRITE_GROUP_BYTES,
         })
     }
 
@@ -238,6 +246,14 @@ impl Lake {
     /// Writes into datasets' tables by each engine since the lake was opened.
     pub fn writes_by_engine(&self) -> EngineWrites {
         self.writes
+    }
+
+    /// Sets the Parquet bytes of the table's files a copy-on-write upsert
+    /// reads and rewrites at once (by default [`REWRITE_GROUP_BYTES`]; the
+    /// memory budget may ask for fewer): less holds less memory, and the
+    /// new files are the same.
+    pub fn set_rewrite_group_bytes(&mut self, bytes: u64) {
+        self.rewrite_group_bytes = bytes.max(1);
     }
 
     /// The current version of the first dataset's table (`orders` without a spec).

@@ -47,6 +47,7 @@ pub fn read_changes(
         newest_ms = started.elapsed().as_millis() as u64 - read_ms,
         records = ingested.records(),
         distinct = newest.num_rows(),
+        peak_mib = crate::budget::peak_mib(),
         "file read into Arrow"
     );
     Ok(Ok(FileChanges {

@@ -98,12 +98,61 @@ pub(crate) async fn write_files(
     file_bytes: u64,
     label: &str,
 ) -> Result<Vec<Add>, LakeError> {
+    // Large outputs are cut into consecutive key ranges, each written by a
+    // task of its own: Parquet encoding is the costliest step, and the
+    // files stay range-disjoint.
+    let parts = match rows.num_rows() >= PARALLEL_ROWS {
+        true => cores(),
+        false => 1,
+    };
+    let chunk = rows.num_rows().div_ceil(parts).max(1);
+    write_parts(table, slices(rows, chunk), file_bytes, label).await
+}
+
+/// Writes `rows` into new data files of `per_file` rows each (the last
+/// fewer), each by a task of its own, a task per core at a time; a file is
+/// cut short only past twice `file_bytes`. Returns their add actions.
+pub(crate) async fn write_chunks(
+    table: &DeltaTable,
+    rows: &RecordBatch,
+    (per_file, file_bytes): (usize, u64),
+    label: &str,
+) -> Result<Vec<Add>, LakeError> {
+    let parts = slices(rows, per_file.max(1));
+    write_parts(table, parts, file_bytes.saturating_mul(2), label).await
+}
+
+/// `rows` in consecutive slices of `chunk` rows (the last fewer).
+fn slices(rows: &RecordBatch, chunk: usize) -> Vec<RecordBatch> {
+    let n = rows.num_rows();
+    (0..n)
+        .step_by(chunk)
+        .map(|start| rows.slice(start, chunk.min(n - start)))
+        .collect()
+}
+
+/// The cores this process may use (1 when unknown).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Writes each of `parts` by a writer of its own (files of at most
+/// `file_bytes`), a task per core at a time, in order.
+async fn write_parts(
+    table: &DeltaTable,
+    parts: Vec<RecordBatch>,
+    file_bytes: u64,
+    label: &str,
+) -> Result<Vec<Add>, LakeError> {
+    use futures::StreamExt;
     let url = table.table_url().clone();
     let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
-    let mut written = Vec::new();
+    let Some(schema) = parts.first().map(RecordBatch::schema) else {
+        return Ok(Vec::new());
+    };
     let stats = WriterStatsConfig::from_config(snapshot.snapshot().table_configuration());
     let config = WriterConfig::new(
-        rows.schema(),
+        schema,
         Vec::new(),
         None,
         NonZeroU64::new(file_bytes),
@@ -111,29 +160,20 @@ pub(crate) async fn write_files(
         stats.num_indexed_cols,
         stats.stats_columns,
     );
-    // Large outputs are cut into consecutive key ranges, each written by a
-    // task of its own: Parquet encoding is the costliest step, and the
-    // files stay range-disjoint.
-    let parts = match rows.num_rows() >= PARALLEL_ROWS {
-        true => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        false => 1,
-    };
-    let chunk = rows.num_rows().div_ceil(parts);
-    let writers: Vec<_> = (0..parts)
-        .map(|i| {
-            let start = i * chunk;
-            let part = rows.slice(start, chunk.min(rows.num_rows() - start));
-            let (store, config) = (table.object_store(), config.clone());
+    let store = table.object_store();
+    let mut writers = futures::stream::iter(parts)
+        .map(|part| {
+            let (store, config) = (store.clone(), config.clone());
             tokio::spawn(async move {
                 let mut writer = DeltaWriter::new(store, config);
                 writer.write(&part).await?;
                 writer.close().await
             })
         })
-        .collect();
-    for writer in writers {
-        let adds = writer
-            .await
+        .buffered(cores());
+    let mut written = Vec::new();
+    while let Some(adds) = writers.next().await {
+        let adds = adds
             .map_err(|e| LakeError::Invariant {
                 table: label.to_string(),
                 detail: format!("a writer of new data files failed: {e}"),

@@ -9,8 +9,9 @@
 //!    [`deltaload_engine::decide`] says update, stale or delete (the rule of the MERGE's
 //!    clauses). A key found in two rows stops the load before anything is
 //!    committed.
-//! 3. Only the files where a row changes are read whole and rewritten; their
-//!    rows and the inserted keys are written sorted by key in files of at most
+//! 3. Only the files where a row changes are read whole and rewritten, a
+//!    group of files at a time ([`rewrite`]); their rows and the inserted
+//!    keys are written sorted by key in files of about
 //!    [`crate::ORDERS_FILE_BYTES`], so files stay range-disjoint.
 //! 4. One commit removes the rewritten files and adds the new ones, as a MERGE
 //!    whose read predicate covers the changed keys' ranges: a concurrent
@@ -27,6 +28,7 @@ mod dv;
 mod files;
 mod meet;
 mod read;
+mod rewrite;
 mod rows_out;
 mod sliced;
 
@@ -39,6 +41,7 @@ use deltaload_core::MergeCounts;
 use deltaload_engine::{Action, Met};
 pub(crate) use files::unsupported;
 use files::KeyBounds;
+pub use rewrite::REWRITE_GROUP_BYTES;
 pub(crate) use sliced::InMemory;
 
 /// Which engine writes the changes into a dataset's table.
@@ -109,7 +112,8 @@ impl Lake {
         let started = std::time::Instant::now();
         let lap = |phase: &str| {
             let elapsed_ms = started.elapsed().as_millis() as u64;
-            tracing::debug!(phase, elapsed_ms, "keyed upsert step")
+            let peak_mib = crate::budget::peak_mib();
+            tracing::debug!(phase, elapsed_ms, peak_mib, "keyed upsert step")
         };
         let aligned = align(table, &dataset, changes, loaded_at, &label)?;
         lap("aligned");
@@ -139,30 +143,64 @@ impl Lake {
             self.count_files(&label, stats, "keyed upsert");
             return Ok((counts, None));
         }
-        let store = self.sets[ds].target.object_store();
         let outcome = rows_out::Outcome {
             met: &met,
             candidates: &candidates,
             rewritten: &rewritten,
             inserted: &inserted,
         };
-        let rows =
-            rows_out::rows_out(store.clone(), &dataset, &aligned, &outcome, (&label, &lap)).await?;
-        lap("assembled");
-        let (removes, kept, dv_file) =
-            rows_out::removed(&store, dataset.merge_on_read, &outcome, &label).await?;
+        let (replacement, groups) = self
+            .replacement(ds, &aligned, &outcome, (&label, &lap))
+            .await?;
+        self.writes.groups += groups;
         let replacement = commit::Replacement {
-            rows: Some(rows),
-            written: Vec::new(),
-            removes,
-            kept,
-            dv_file,
             predicate: bounds.predicate(key),
             metadata: metadata(files, counts),
+            ..replacement
         };
         let version = (self.commit_keyed(ds, replacement, stats, (&label, "keyed upsert"))).await?;
         lap("committed");
         Ok((counts, version))
+    }
+
+    /// What a keyed upsert in one piece commits, but its predicate and
+    /// metadata: copy-on-write, the rewritten files' rows and the inserts
+    /// written by groups ([`Lake::rewrite_met`]); merge-on-read, the changed
+    /// rows' new versions and the deletion vectors marking the old ones.
+    async fn replacement(
+        &self,
+        ds: usize,
+        aligned: &deltaload_engine::Aligned,
+        outcome: &rows_out::Outcome<'_>,
+        (label, lap): (&str, &(dyn Fn(&str) + Sync)),
+    ) -> Result<(commit::Replacement, u64), LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let store = self.sets[ds].target.object_store();
+        let (rows, (written, groups)) = match dataset.merge_on_read {
+            false => {
+                let sources = (outcome.candidates, outcome.met);
+                let written = self.rewrite_met(ds, aligned, sources, outcome.inserted);
+                (None, written.await?)
+            }
+            true => {
+                let rows =
+                    rows_out::rows_out(store.clone(), dataset, aligned, outcome, (label, lap));
+                (Some(rows.await?), (Vec::new(), 0))
+            }
+        };
+        lap("written");
+        let (removes, kept, dv_file) =
+            rows_out::removed(&store, dataset.merge_on_read, outcome, label).await?;
+        let replacement = commit::Replacement {
+            rows,
+            written,
+            removes,
+            kept,
+            dv_file,
+            predicate: None,
+            metadata: serde_json::Value::Null,
+        };
+        Ok((replacement, groups))
     }
 
     /// Why dataset `ds`'s table is written with delta-rs's MERGE (`None`: the

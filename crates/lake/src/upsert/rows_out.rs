@@ -1,6 +1,6 @@
-//! The rows a keyed upsert writes, once every change has met its row: the
-//! rewritten files' rows with their updates (copy-on-write) or the updated
-//! rows alone (merge-on-read), then the inserted keys, sorted by key.
+//! The rows a merge-on-read keyed upsert appends, once every change has met
+//! its row: the updated rows' new versions and the inserted keys, sorted by
+//! key. (Copy-on-write rewrites files by groups: `rewrite`.)
 
 use super::aligned::updated_mask;
 use super::files::TargetFile;
@@ -23,9 +23,9 @@ pub(super) struct Outcome<'a> {
     pub inserted: &'a [u32],
 }
 
-/// The rows that replace the rewritten files (or, merge-on-read, that are
-/// appended beside the kept ones), read from `store` as far as needed;
-/// `lap` is told when the files have been read.
+/// The rows appended beside the kept files of a merge-on-read table (their
+/// changed rows marked deleted), read from `store` as far as needed; `lap`
+/// is told when the files have been read.
 pub(super) async fn rows_out(
     store: Arc<dyn ObjectStore>,
     dataset: &Dataset,
@@ -42,15 +42,13 @@ pub(super) async fn rows_out(
     let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
     let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
     let updated = updated_mask(dataset, &aligned.schema);
-    // Merge-on-read: a changed file stays, its changed rows marked deleted
-    // and their new versions appended; they are read only when an update
-    // keeps some of the row's columns.
-    let mor = dataset.merge_on_read;
+    // A changed file stays, its changed rows marked deleted and their new
+    // versions appended; it is read only when an update keeps some of the
+    // row's columns.
     let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
-    let read_whole: Vec<usize> = match (mor, covers) {
-        (false, _) => rewritten.to_vec(),
-        (true, true) => Vec::new(),
-        (true, false) => rewritten
+    let read_whole: Vec<usize> = match covers {
+        true => Vec::new(),
+        false => rewritten
             .iter()
             .copied()
             .filter(|&f| met.hits[f].iter().any(|h| h.2 == Action::Update))
@@ -62,15 +60,12 @@ pub(super) async fn rows_out(
     let mut read = Vec::with_capacity(read_whole.len());
     while let Some(file) = reads.next().await {
         let file = file?.batch;
-        let (source, hits) = (read.len(), &met.hits[read_whole[read.len()]]);
-        match mor {
-            false => picks.file(source, file.num_rows(), read_whole.len(), hits),
-            true => picks.updates(source, read_whole.len(), hits),
-        }
+        let hits = &met.hits[read_whole[read.len()]];
+        picks.updates(read.len(), read_whole.len(), hits);
         read.push(file);
     }
     drop(reads);
-    if mor && covers {
+    if covers {
         for &f in rewritten {
             let updates: Vec<u32> = met.hits[f]
                 .iter()

@@ -9,17 +9,15 @@
 //! in one piece. A new file rewritten by a later slice is never committed; it
 //! is deleted.
 
-use super::aligned::{updated_mask, Aligned};
+use super::aligned::Aligned;
 use super::files::{self, KeyBounds, TargetFile};
-use super::{commit, count, metadata, read};
+use super::{commit, count, metadata};
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::{Add, Remove};
 use deltaload_core::MergeCounts;
-use deltaload_engine::Picks;
-use futures::StreamExt;
 use object_store::ObjectStoreExt as _;
 
 /// Changes given a slice at a time, each slice's keys distinct from every other's.
@@ -249,11 +247,10 @@ impl Lake {
     }
 
     /// One slice's upsert against `candidates`: its figures, the candidates
-    /// it rewrote and the files written in their place. The rewritten files
-    /// are read and written a group at a time, each group within the budget,
-    /// then the inserted keys; each output is sorted by key.
+    /// it rewrote and the files written in their place (by groups, each
+    /// within the budget: [`Lake::rewrite_met`]).
     async fn rewrite_slice(
-        &self,
+        &mut self,
         ds: usize,
         aligned: &Aligned,
         candidates: &[TargetFile],
@@ -261,86 +258,9 @@ impl Lake {
         let met = self.meet(ds, aligned, candidates).await?;
         let (rewritten, inserted) = (met.rewritten(), met.inserted(aligned));
         let counts = count(&met, inserted.len());
-        let mut adds = Vec::new();
-        let most = self.budget.rewrite_group_bytes();
-        let mut group: Vec<usize> = Vec::new();
-        let mut bytes = 0u64;
-        for &f in &rewritten {
-            let size = candidates[f].add.size.max(0) as u64;
-            if !group.is_empty() && bytes + size > most {
-                adds.extend(
-                    self.rewrite_group(ds, aligned, candidates, &met, &group)
-                        .await?,
-                );
-                (group, bytes) = (Vec::new(), 0);
-            }
-            group.push(f);
-            bytes += size;
-        }
-        if !group.is_empty() {
-            adds.extend(
-                self.rewrite_group(ds, aligned, candidates, &met, &group)
-                    .await?,
-            );
-        }
-        if !inserted.is_empty() {
-            let mut picks = Picks::default();
-            picks.inserts(0, &inserted);
-            adds.extend(self.write_picked(ds, aligned, picks, &[]).await?);
-        }
+        let (adds, groups) = (self.rewrite_met(ds, aligned, (candidates, &met), &inserted)).await?;
+        self.writes.groups += groups;
         Ok((counts, rewritten, adds))
-    }
-
-    /// Candidates `group` read whole and written again with the slice's
-    /// changes to their rows applied.
-    async fn rewrite_group(
-        &self,
-        ds: usize,
-        aligned: &Aligned,
-        candidates: &[TargetFile],
-        met: &deltaload_engine::Met,
-        group: &[usize],
-    ) -> Result<Vec<Add>, LakeError> {
-        let label = self.sets[ds].dataset.name.clone();
-        let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-        let store = self.sets[ds].target.object_store();
-        let files = group.iter().map(|&f| &candidates[f]);
-        let mut reads = read::read_files(store, files, &aligned.schema, &all, &label);
-        let mut picks = Picks::default();
-        let mut read = Vec::with_capacity(group.len());
-        while let Some(file) = reads.next().await {
-            let file = file?.batch;
-            let hits = &met.hits[group[read.len()]];
-            picks.file(read.len(), file.num_rows(), group.len(), hits);
-            read.push(file);
-        }
-        drop(reads);
-        self.write_picked(ds, aligned, picks, &read).await
-    }
-
-    /// Writes the rows `picks` takes from `read` and the slice's changes
-    /// (the last source), sorted by key, into new files.
-    async fn write_picked(
-        &self,
-        ds: usize,
-        aligned: &Aligned,
-        picks: Picks,
-        read: &[RecordBatch],
-    ) -> Result<Vec<Add>, LakeError> {
-        let dataset = &self.sets[ds].dataset;
-        let label = dataset.name.as_str();
-        let mut sources: Vec<&RecordBatch> = read.iter().collect();
-        sources.push(&aligned.changes);
-        let width = aligned.schema.fields().len();
-        let updated = updated_mask(dataset, &aligned.schema);
-        let keys: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
-        let columns = picks
-            .assemble(&sources, width, &updated, &keys)
-            .map_err(LakeError::arrow(label))?;
-        let rows = RecordBatch::try_new(aligned.schema.clone(), columns)
-            .map_err(LakeError::arrow(label))?;
-        let table = &self.sets[ds].target;
-        commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label).await
     }
 }
 

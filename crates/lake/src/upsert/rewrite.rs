@@ -1,0 +1,218 @@
+//! A copy-on-write upsert's new files, written a group of rewritten files at
+//! a time ([`deltaload_engine::groups`]): a group's files are read, their
+//! rows and the group's inserts put together sorted by key and written,
+//! before the next group is read. What is held at once is a group, never
+//! the whole rewrite. The rows are cut into files of the table's file size
+//! by count (from the rewritten files' figures), and what is left of a
+//! group, less than a file, goes at the head of the next group's rows, so
+//! a load writes no more small files than one.
+
+use super::aligned::{updated_mask, Aligned};
+use super::commit;
+use super::files::TargetFile;
+use super::read;
+use crate::error::LakeError;
+use crate::Lake;
+use deltalake::arrow::compute::concat_batches;
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::kernel::Add;
+use deltaload_engine::{Group, Met, Picks};
+use futures::StreamExt;
+
+/// The Parquet bytes of rewritten files a copy-on-write upsert reads at once
+/// by default (fewer when the memory budget asks it): two files of the
+/// default size. On the large load (1,000,000 changes into 2,000,000 orders)
+/// groups of 16 MiB peaked at 935 MiB, groups of 32 MiB at 1,198 MiB, the
+/// whole rewrite at once at 1,373 MiB (docs/memory.md).
+pub const REWRITE_GROUP_BYTES: u64 = 16 << 20;
+
+/// The rows written so far, and those of a group not yet a whole file.
+struct Output {
+    adds: Vec<Add>,
+    carry: Option<RecordBatch>,
+    /// Rows per new file (`None`: unknown, the writer cuts by bytes).
+    per_file: Option<usize>,
+    /// Groups written.
+    groups: u64,
+}
+
+impl Lake {
+    /// The new files of a copy-on-write upsert whose changes `aligned` met
+    /// `candidates` as `met` says: the rewritten files' rows and the
+    /// `inserted` changes, written by groups.
+    pub(super) async fn rewrite_met(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        (candidates, met): (&[TargetFile], &Met),
+        inserted: &[u32],
+    ) -> Result<(Vec<Add>, u64), LakeError> {
+        let rewritten = met.rewritten();
+        let sizes: Vec<u64> = candidates
+            .iter()
+            .map(|c| c.add.size.max(0) as u64)
+            .collect();
+        let most = self
+            .budget
+            .rewrite_group_bytes()
+            .min(self.rewrite_group_bytes);
+        let groups = deltaload_engine::groups(met, &rewritten, &sizes, inserted, most);
+        let known: Vec<&TargetFile> = match rewritten.is_empty() {
+            true => candidates.iter().collect(),
+            false => rewritten.iter().map(|&f| &candidates[f]).collect(),
+        };
+        let mut out = Output {
+            adds: Vec::new(),
+            carry: None,
+            per_file: rows_per_file(&known, crate::ORDERS_FILE_BYTES),
+            groups: 0,
+        };
+        let last = groups.len().saturating_sub(1);
+        for (i, group) in groups.iter().enumerate() {
+            let rows = self.group_rows(ds, aligned, candidates, met, group).await?;
+            self.write_rows(ds, &mut out, rows, i == last).await?;
+        }
+        let label = &self.sets[ds].dataset.name;
+        tracing::debug!(table = %label, groups = out.groups, files = out.adds.len(), "rewrite written by groups");
+        Ok((out.adds, out.groups))
+    }
+
+    /// A group's rows: its files read whole with the changes to their rows
+    /// applied, and its inserts, sorted by key.
+    async fn group_rows(
+        &self,
+        ds: usize,
+        aligned: &Aligned,
+        candidates: &[TargetFile],
+        met: &Met,
+        group: &Group,
+    ) -> Result<RecordBatch, LakeError> {
+        let dataset = &self.sets[ds].dataset;
+        let label = dataset.name.as_str();
+        let width = aligned.schema.fields().len();
+        let all: Vec<usize> = (0..width).collect();
+        let store = self.sets[ds].target.object_store();
+        let files = group.files.iter().map(|&f| &candidates[f]);
+        let mut reads = read::read_files(store, files, &aligned.schema, &all, label);
+        let (n, mut picks) = (group.files.len(), Picks::default());
+        let mut read = Vec::with_capacity(n);
+        while let Some(file) = reads.next().await {
+            let file = file?.batch;
+            picks.file(
+                read.len(),
+                file.num_rows(),
+                n,
+                &met.hits[group.files[read.len()]],
+            );
+            read.push(file);
+        }
+        drop(reads);
+        picks.inserts(n, &group.inserts);
+        let mut sources: Vec<&RecordBatch> = read.iter().collect();
+        sources.push(&aligned.changes);
+        let updated = updated_mask(dataset, &aligned.schema);
+        let keys: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
+        let columns =
+            (picks.assemble(&sources, width, &updated, &keys)).map_err(LakeError::arrow(label))?;
+        RecordBatch::try_new(aligned.schema.clone(), columns).map_err(LakeError::arrow(label))
+    }
+
+    /// Writes `rows`, after what the last group left, in whole files; keeps
+    /// what is left for the next group unless this is the `last`.
+    async fn write_rows(
+        &self,
+        ds: usize,
+        out: &mut Output,
+        rows: RecordBatch,
+        last: bool,
+    ) -> Result<(), LakeError> {
+        let label = self.sets[ds].dataset.name.as_str();
+        let rows = match out.carry.take() {
+            Some(carry) => {
+                concat_batches(&rows.schema(), [&carry, &rows]).map_err(LakeError::arrow(label))?
+            }
+            None => rows,
+        };
+        out.groups += 1;
+        let table = &self.sets[ds].target;
+        let Some(per_file) = out.per_file else {
+            out.adds
+                .extend(commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label).await?);
+            return Ok(());
+        };
+        let whole = match last {
+            true => rows.num_rows(),
+            false => rows.num_rows() / per_file * per_file,
+        };
+        if whole < rows.num_rows() {
+            out.carry = Some(rows.slice(whole, rows.num_rows() - whole));
+        }
+        if whole > 0 {
+            let written = commit::write_chunks(
+                table,
+                &rows.slice(0, whole),
+                (per_file, crate::ORDERS_FILE_BYTES),
+                label,
+            )
+            .await?;
+            out.adds.extend(written);
+        }
+        Ok(())
+    }
+}
+
+/// The rows of a file of `file_bytes`, as `files` (with their figures) hold
+/// them; `None` when none gives its count of rows.
+fn rows_per_file(files: &[&TargetFile], file_bytes: u64) -> Option<usize> {
+    let (mut rows, mut bytes) = (0u64, 0u64);
+    for f in files {
+        let stats = f
+            .add
+            .stats
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
+        let Some(n) = stats
+            .as_ref()
+            .and_then(|s| s.get("numRecords"))
+            .and_then(|n| n.as_u64())
+        else {
+            continue;
+        };
+        rows += n;
+        bytes += f.add.size.max(0) as u64;
+    }
+    if rows == 0 || bytes == 0 {
+        return None;
+    }
+    let per = (rows as u128 * file_bytes as u128 / bytes as u128) as u64;
+    Some(per.clamp(1, u32::MAX as u64) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(size: i64, stats: Option<&str>) -> TargetFile {
+        TargetFile {
+            path: deltalake::Path::from("a.parquet"),
+            remove: Default::default(),
+            add: Add {
+                size,
+                stats: stats.map(str::to_string),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn rows_per_file_follow_the_files_figures() {
+        let a = file(1000, Some(r#"{"numRecords":100}"#));
+        let b = file(3000, Some(r#"{"numRecords":500}"#));
+        let none = file(5000, None);
+        assert_eq!(rows_per_file(&[&a, &b, &none], 4000), Some(600));
+        assert_eq!(rows_per_file(&[&none], 4000), None);
+        assert_eq!(rows_per_file(&[], 4000), None);
+        let tiny = file(1 << 40, Some(r#"{"numRecords":1}"#));
+        assert_eq!(rows_per_file(&[&tiny], 10), Some(1));
+    }
+}
