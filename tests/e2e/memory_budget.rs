@@ -220,21 +220,21 @@ async fn a_large_file_is_read_in_pieces_into_runs_and_upserted_by_slices() {
     );
 }
 
-/// Within a 256 KiB budget the pieces (8 KiB of text each) are held in
+/// Within a 4 MiB budget the pieces (128 KiB of text each) are held in
 /// Arrow until the bytes they take, measured, reach the budget's share for
-/// them (64 KiB): fewer runs than pieces, each cut by that measure.
+/// them (512 KiB): fewer runs than pieces, each cut by that measure.
 #[tokio::test]
 async fn pieces_are_held_until_their_measured_bytes_reach_the_share() {
     let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut csv = String::from(deltaload_tests::HEADER);
-    for id in 0..6_000 {
+    for id in 0..40_000 {
         csv.push_str(&format!(
             "{id},C{id},placed,1.00,EUR,,2026-10-01T00:00:00\n"
         ));
     }
     let file = source(dir.path(), "big.csv", csv.as_bytes(), true);
-    let budget = MemoryBudget::of(256 << 10, dir.path().to_path_buf());
+    let budget = MemoryBudget::of(4 << 20, dir.path().to_path_buf());
     let (share, piece) = (budget.run_bytes(), budget.piece_bytes() as u64);
     let pieces = csv.len() as u64 / piece;
     let root = lake_url(dir.path().join("lake").to_str().unwrap()).unwrap();
