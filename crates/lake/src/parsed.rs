@@ -141,3 +141,58 @@ impl ReadFile for Parsed {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pseudo-random number below `n` (a fixed sequence per `state`).
+    fn next(state: &mut u64, n: u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*state >> 33) % n
+    }
+
+    // Changes cut into batches anywhere (as a large file's are, and a
+    // spilled file's pieces) give the newest changes of the same changes in
+    // one batch. 64 files of up to 80 changes of 30 keys (repeats, ties),
+    // cut 0-5 times.
+    #[test]
+    fn the_newest_of_batches_is_the_newest_of_one_batch() {
+        let dataset = Dataset::orders();
+        let schema = deltaload_ingest::changes_schema(&dataset);
+        let mut state = 7u64;
+        for case in 0..64 {
+            let mut csv =
+                String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
+            for _ in 0..1 + next(&mut state, 80) {
+                let (id, day) = (next(&mut state, 30), 1 + next(&mut state, 3));
+                let status = ["placed", "shipped"][next(&mut state, 2) as usize];
+                csv.push_str(&format!(
+                    "{id},C{day},{status},1.00,EUR,,2026-10-0{day}T00:00:00\n"
+                ));
+            }
+            let ingested = match ingest(&dataset, csv.as_bytes()) {
+                Ok(Ok(i)) => i,
+                other => panic!("{other:?}"),
+            };
+            let one =
+                deltalake::arrow::compute::concat_batches(&schema, &ingested.batches).unwrap();
+            let n = one.num_rows() as u64;
+            let mut cuts: Vec<usize> = (0..next(&mut state, 6))
+                .map(|_| next(&mut state, n + 1) as usize)
+                .chain([0, n as usize])
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let pieces: Vec<RecordBatch> = cuts
+                .windows(2)
+                .map(|w| one.slice(w[0], w[1] - w[0]))
+                .collect();
+            let whole = newest_of(&dataset, std::slice::from_ref(&one)).unwrap();
+            let cut = newest_of(&dataset, &pieces).unwrap();
+            assert_eq!(cut, whole, "case {case}, {} pieces", pieces.len());
+        }
+    }
+}
