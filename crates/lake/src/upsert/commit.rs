@@ -109,24 +109,23 @@ pub(crate) async fn write_files(
     write_parts(table, slices(rows, chunk), file_bytes, label).await
 }
 
-/// Writes `rows` into new data files of `per_file` rows each (the last
-/// fewer), each by a task of its own, a task per core at a time; a file is
-/// cut short only past twice `file_bytes`. Returns their add actions.
-pub(crate) async fn write_chunks(
+/// Writes each of `pieces` into a new data file of its own (cut short only
+/// past twice `file_bytes`), each by a task of its own, a task per core at
+/// a time. Returns their add actions.
+pub(crate) async fn write_pieces(
     table: &DeltaTable,
-    rows: &RecordBatch,
-    (per_file, file_bytes): (usize, u64),
+    pieces: Vec<RecordBatch>,
+    file_bytes: u64,
     label: &str,
 ) -> Result<Vec<Add>, LakeError> {
-    let parts = slices(rows, per_file.max(1));
-    write_parts(table, parts, file_bytes.saturating_mul(2), label).await
+    write_parts(table, pieces, file_bytes.saturating_mul(2), label).await
 }
 
 /// `rows` in consecutive slices of `chunk` rows (the last fewer).
-fn slices(rows: &RecordBatch, chunk: usize) -> Vec<RecordBatch> {
+pub(crate) fn slices(rows: &RecordBatch, chunk: usize) -> Vec<RecordBatch> {
     let n = rows.num_rows();
     (0..n)
-        .step_by(chunk)
+        .step_by(chunk.max(1))
         .map(|start| rows.slice(start, chunk.min(n - start)))
         .collect()
 }

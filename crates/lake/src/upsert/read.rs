@@ -44,6 +44,10 @@ pub(crate) async fn read_columns(
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| failed(e.to_string()))?;
     let file_schema = builder.schema().clone();
+    // A batch per row group (a file the table's writers make has one), so
+    // that no batches are copied into one below.
+    let file_rows = builder.metadata().file_metadata().num_rows();
+    let batch_rows = usize::try_from(file_rows).unwrap_or(0).clamp(1, 1 << 24);
     let roots: Vec<usize> = wanted
         .iter()
         .filter_map(|&i| file_schema.index_of(schema.field(i).name()).ok())
@@ -51,7 +55,7 @@ pub(crate) async fn read_columns(
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let reader = builder
         .with_projection(mask)
-        .with_batch_size(64 * 1024)
+        .with_batch_size(batch_rows)
         .build()
         .map_err(|e| failed(e.to_string()))?;
     let batches: Vec<RecordBatch> = reader
@@ -62,10 +66,10 @@ pub(crate) async fn read_columns(
         None => Arc::new(Schema::empty()),
     };
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
-    let whole = if batches.is_empty() {
-        None
-    } else {
-        Some(concat_batches(&read_schema, &batches).map_err(LakeError::arrow(table))?)
+    let whole = match &batches[..] {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(concat_batches(&read_schema, many).map_err(LakeError::arrow(table))?),
     };
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(wanted.len());
     for &i in wanted {

@@ -118,7 +118,8 @@ impl Lake {
     }
 
     /// Writes `rows`, after what the last group left, in whole files; keeps
-    /// what is left for the next group unless this is the `last`.
+    /// what is left for the next group unless this is the `last`. Only what
+    /// was left and the rows that fill its file are copied together.
     async fn write_rows(
         &self,
         ds: usize,
@@ -127,19 +128,27 @@ impl Lake {
         last: bool,
     ) -> Result<(), LakeError> {
         let label = self.sets[ds].dataset.name.as_str();
-        let rows = match out.carry.take() {
-            Some(carry) => {
-                concat_batches(&rows.schema(), [&carry, &rows]).map_err(LakeError::arrow(label))?
-            }
-            None => rows,
-        };
         out.groups += 1;
         let table = &self.sets[ds].target;
         let Some(per_file) = out.per_file else {
-            out.adds
-                .extend(commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label).await?);
+            let written = commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label);
+            out.adds.extend(written.await?);
             return Ok(());
         };
+        let mut parts = Vec::new();
+        let mut rows = rows;
+        if let Some(carry) = out.carry.take() {
+            let fill = per_file
+                .saturating_sub(carry.num_rows())
+                .min(rows.num_rows());
+            let head = concat_batches(&rows.schema(), [&carry, &rows.slice(0, fill)])
+                .map_err(LakeError::arrow(label))?;
+            rows = rows.slice(fill, rows.num_rows() - fill);
+            match head.num_rows() < per_file && !last {
+                true => out.carry = Some(head),
+                false => parts.push(head),
+            }
+        }
         let whole = match last {
             true => rows.num_rows(),
             false => rows.num_rows() / per_file * per_file,
@@ -147,16 +156,9 @@ impl Lake {
         if whole < rows.num_rows() {
             out.carry = Some(rows.slice(whole, rows.num_rows() - whole));
         }
-        if whole > 0 {
-            let written = commit::write_chunks(
-                table,
-                &rows.slice(0, whole),
-                (per_file, crate::ORDERS_FILE_BYTES),
-                label,
-            )
-            .await?;
-            out.adds.extend(written);
-        }
+        parts.extend(commit::slices(&rows.slice(0, whole), per_file));
+        let written = commit::write_pieces(table, parts, crate::ORDERS_FILE_BYTES, label);
+        out.adds.extend(written.await?);
         Ok(())
     }
 }
