@@ -19,8 +19,11 @@ pub struct Group {
 /// change that meets each, and gives each of `inserted` to the group whose
 /// first change is the last at or before it (the first group when none is).
 /// The changes are sorted by key, and so, when the table's files hold
-/// disjoint key ranges, is this order: each group's rows and inserts then
-/// hold a key range of their own, and the files written stay disjoint.
+/// disjoint key ranges, is this order. An insert whose key falls inside a
+/// later group's first file, below that file's first changed key, goes to
+/// the group before it here (no row is lost or doubled either way); the
+/// lake then places inserts by the files' smallest keys where their
+/// statistics allow, so that the groups' new files do not overlap.
 /// Every rewritten file and every insert is in exactly one group; with no
 /// rewritten file, the inserts are one group.
 pub fn groups(

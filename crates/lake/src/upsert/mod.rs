@@ -12,7 +12,8 @@
 //! 3. Only the files where a row changes are read whole and rewritten, a
 //!    group of files at a time ([`rewrite`]); their rows and the inserted
 //!    keys are written sorted by key in files of about
-//!    [`crate::ORDERS_FILE_BYTES`], so files stay range-disjoint.
+//!    [`crate::ORDERS_FILE_BYTES`], so files stay range-disjoint ([`edges`]
+//!    places an insert among the groups by key).
 //! 4. One commit removes the rewritten files and adds the new ones, as a MERGE
 //!    whose read predicate covers the changed keys' ranges: a concurrent
 //!    writer there conflicts, one elsewhere does not. Nothing changes, no commit.
@@ -25,6 +26,7 @@ mod aligned;
 mod commit;
 mod deletions;
 mod dv;
+mod edges;
 mod files;
 mod meet;
 mod read;

@@ -44,8 +44,9 @@ pub(crate) async fn read_columns(
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| failed(e.to_string()))?;
     let file_schema = builder.schema().clone();
-    // A batch per row group (a file the table's writers make has one), so
-    // that no batches are copied into one below.
+    // Batches of the file's rows (at most 16M), so that a file of one row
+    // group (as the table's writers make them) comes in one batch and is
+    // not copied into one below.
     let file_rows = builder.metadata().file_metadata().num_rows();
     let batch_rows = usize::try_from(file_rows).unwrap_or(0).clamp(1, 1 << 24);
     let roots: Vec<usize> = wanted

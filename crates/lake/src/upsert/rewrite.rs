@@ -56,7 +56,12 @@ impl Lake {
             .budget
             .rewrite_group_bytes()
             .min(self.rewrite_group_bytes);
-        let groups = deltaload_engine::groups(met, &rewritten, &sizes, inserted, most);
+        let mut groups = deltaload_engine::groups(met, &rewritten, &sizes, inserted, most);
+        let dataset = &self.sets[ds].dataset;
+        if let [k] = dataset.keys[..] {
+            let keys = aligned.changes.column(aligned.position[k]);
+            super::edges::place_by_key(&mut groups, candidates, keys, &dataset.columns[k].name);
+        }
         let known: Vec<&TargetFile> = match rewritten.is_empty() {
             true => candidates.iter().collect(),
             false => rewritten.iter().map(|&f| &candidates[f]).collect(),
@@ -180,8 +185,8 @@ fn rows_per_file(files: &[&TargetFile], file_bytes: u64) -> Option<usize> {
         else {
             continue;
         };
-        rows += n;
-        bytes += f.add.size.max(0) as u64;
+        rows = rows.saturating_add(n);
+        bytes = bytes.saturating_add(f.add.size.max(0) as u64);
     }
     if rows == 0 || bytes == 0 {
         return None;
