@@ -43,30 +43,35 @@ pub(super) fn place_by_key(
             };
             let ints = ints.as_primitive::<Int64Type>();
             let value = |c: u32| ints.is_valid(c as usize).then(|| ints.value(c as usize));
-            let lows = lowest
-                .iter()
-                .map(|g| g.iter().filter_map(Json::as_i64).min());
-            place(groups, lows.collect(), value);
+            place(groups, &lowest, Json::as_i64, value);
         }
         DataType::Utf8 => {
             let texts = keys.as_string::<i32>();
             let value = |c: u32| texts.is_valid(c as usize).then(|| texts.value(c as usize));
-            let lows = lowest
-                .iter()
-                .map(|g| g.iter().filter_map(Json::as_str).min());
-            place(groups, lows.collect(), value);
+            place(groups, &lowest, Json::as_str, value);
         }
         _ => {}
     }
 }
 
 /// The inserts of `groups` placed by `value` against each group's smallest
-/// key `lows` (all known, rising); a null or unknown value goes first.
-fn place<T: PartialOrd>(
+/// key (`low` of its files' `lowest`; all known, rising); a null or unknown
+/// value goes first.
+fn place<'a, T: Ord>(
     groups: &mut [Group],
-    lows: Option<Vec<T>>,
+    lowest: &'a [Vec<Json>],
+    low: fn(&'a Json) -> Option<T>,
     value: impl Fn(u32) -> Option<T>,
 ) {
+    let lows: Option<Vec<T>> = (lowest.iter())
+        .map(|g| {
+            g.iter()
+                .map(low)
+                .collect::<Option<Vec<T>>>()?
+                .into_iter()
+                .min()
+        })
+        .collect();
     let Some(lows) = lows.filter(|l| l.len() == groups.len()) else {
         return;
     };
