@@ -55,6 +55,17 @@ fn source(dir: &Path, name: &str, bytes: &[u8], on_disk: bool) -> SourceFile {
     }
 }
 
+/// An orders file of `ids`, each with `status` on day `day` of October.
+fn orders(ids: impl IntoIterator<Item = u32>, status: &str, day: u32) -> String {
+    let mut csv = String::from(deltaload_tests::HEADER);
+    for id in ids {
+        csv.push_str(&format!(
+            "{id},C{id},{status},1.00,EUR,,2026-10-0{day}T00:00:00\n"
+        ));
+    }
+    csv
+}
+
 /// Loads `files` (the last two as one batch) into a lake at `root`, within
 /// `budget`; returns the outcomes and what went through the spill directory.
 async fn load_all(
@@ -189,12 +200,7 @@ async fn a_file_that_cannot_load_within_the_budget_is_refused_with_the_reason_in
 async fn a_large_file_is_read_in_pieces_into_runs_and_upserted_by_slices() {
     let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut csv = String::from(deltaload_tests::HEADER);
-    for id in 0..2_000 {
-        csv.push_str(&format!(
-            "{id},C{id},placed,1.00,EUR,,2026-10-01T00:00:00\n"
-        ));
-    }
+    let csv = orders(0..2_000, "placed", 1);
     let file = source(dir.path(), "big.csv", csv.as_bytes(), true);
     let root = |name: &str| lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
     let (_, none) = load_all(
@@ -227,12 +233,7 @@ async fn a_large_file_is_read_in_pieces_into_runs_and_upserted_by_slices() {
 async fn pieces_are_held_until_their_measured_bytes_reach_the_share() {
     let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut csv = String::from(deltaload_tests::HEADER);
-    for id in 0..40_000 {
-        csv.push_str(&format!(
-            "{id},C{id},placed,1.00,EUR,,2026-10-01T00:00:00\n"
-        ));
-    }
+    let csv = orders(0..40_000, "placed", 1);
     let file = source(dir.path(), "big.csv", csv.as_bytes(), true);
     let budget = MemoryBudget::of(4 << 20, dir.path().to_path_buf());
     let (share, piece) = (budget.run_bytes(), budget.piece_bytes() as u64);
@@ -276,19 +277,10 @@ async fn load_grouped(
 async fn a_rewrite_by_groups_of_files_writes_what_one_group_writes() {
     let spec = Spec::parse(deltaload_core::spec::ORDERS_SPEC, "orders.toml").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let orders = |ids: &mut dyn Iterator<Item = u32>, status: &str, day: u32| {
-        let mut csv = String::from(deltaload_tests::HEADER);
-        for id in ids {
-            csv.push_str(&format!(
-                "{id},C{id},{status},1.00,EUR,,2026-10-0{day}T00:00:00\n"
-            ));
-        }
-        csv
-    };
     let mut files: Vec<SourceFile> = [0u32, 1000, 2000, 3000]
         .iter()
         .map(|&start| {
-            let csv = orders(&mut (start..start + 500), "placed", 1);
+            let csv = orders(start..start + 500, "placed", 1);
             source(
                 dir.path(),
                 &format!("book{start}.csv"),
@@ -297,7 +289,7 @@ async fn a_rewrite_by_groups_of_files_writes_what_one_group_writes() {
             )
         })
         .collect();
-    let csv = orders(&mut (0..4000).step_by(7), "shipped", 2);
+    let csv = orders((0..4000).step_by(7), "shipped", 2);
     files.push(source(dir.path(), "changes.csv", csv.as_bytes(), false));
     let root = |name: &str| lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
     let default = deltaload_lake::REWRITE_GROUP_BYTES;

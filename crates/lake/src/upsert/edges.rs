@@ -92,8 +92,10 @@ fn place<'a, T: Ord>(
 
 /// A file's smallest value of column `key`, from its statistics.
 fn min_stat(file: &TargetFile, key: &str) -> Option<Json> {
-    let stats: Json = serde_json::from_str(file.add.stats.as_deref()?).ok()?;
-    stats.get("minValues")?.get(key).cloned()
+    super::files::stats_of(&file.add)?
+        .get("minValues")?
+        .get(key)
+        .cloned()
 }
 
 #[cfg(test)]

@@ -20,6 +20,12 @@ pub(crate) struct TargetFile {
     pub add: Add,
 }
 
+/// A data file's statistics (`numRecords`, `minValues`, ...) as JSON;
+/// `None` when it has none or they do not parse.
+pub(crate) fn stats_of(add: &Add) -> Option<Json> {
+    serde_json::from_str(add.stats.as_deref()?).ok()
+}
+
 /// Why the keyed upsert hands a table to delta-rs's MERGE, or `None` when it
 /// handles the table: features it does not write (partitions, column mapping,
 /// change data feed, constraints, generated columns, row tracking).

@@ -114,8 +114,14 @@ impl Lake {
         let started = std::time::Instant::now();
         let lap = |phase: &str| {
             let elapsed_ms = started.elapsed().as_millis() as u64;
-            let peak_mib = crate::budget::peak_mib();
-            tracing::debug!(phase, elapsed_ms, peak_mib, "keyed upsert step")
+            // The peak is read (a file) only when the event is logged.
+            let peak_mib = crate::budget::peak_mib;
+            tracing::debug!(
+                phase,
+                elapsed_ms,
+                peak_mib = peak_mib(),
+                "keyed upsert step"
+            )
         };
         let aligned = align(table, &dataset, changes, loaded_at, &label)?;
         lap("aligned");

@@ -32,8 +32,6 @@ struct Output {
     carry: Option<RecordBatch>,
     /// Rows per new file (`None`: unknown, the writer cuts by bytes).
     per_file: Option<usize>,
-    /// Groups written.
-    groups: u64,
 }
 
 impl Lake {
@@ -70,16 +68,15 @@ impl Lake {
             adds: Vec::new(),
             carry: None,
             per_file: rows_per_file(&known, crate::ORDERS_FILE_BYTES),
-            groups: 0,
         };
         let last = groups.len().saturating_sub(1);
         for (i, group) in groups.iter().enumerate() {
             let rows = self.group_rows(ds, aligned, candidates, met, group).await?;
             self.write_rows(ds, &mut out, rows, i == last).await?;
         }
-        let label = &self.sets[ds].dataset.name;
-        tracing::debug!(table = %label, groups = out.groups, files = out.adds.len(), "rewrite written by groups");
-        Ok((out.adds, out.groups))
+        let (label, written) = (&self.sets[ds].dataset.name, groups.len() as u64);
+        tracing::debug!(table = %label, groups = written, files = out.adds.len(), "rewrite written by groups");
+        Ok((out.adds, written))
     }
 
     /// A group's rows: its files read whole with the changes to their rows
@@ -133,7 +130,6 @@ impl Lake {
         last: bool,
     ) -> Result<(), LakeError> {
         let label = self.sets[ds].dataset.name.as_str();
-        out.groups += 1;
         let table = &self.sets[ds].target;
         let Some(per_file) = out.per_file else {
             let written = commit::write_files(table, &rows, crate::ORDERS_FILE_BYTES, label);
@@ -173,11 +169,7 @@ impl Lake {
 fn rows_per_file(files: &[&TargetFile], file_bytes: u64) -> Option<usize> {
     let (mut rows, mut bytes) = (0u64, 0u64);
     for f in files {
-        let stats = f
-            .add
-            .stats
-            .as_deref()
-            .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
+        let stats = super::files::stats_of(&f.add);
         let Some(n) = stats
             .as_ref()
             .and_then(|s| s.get("numRecords"))
