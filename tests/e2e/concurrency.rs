@@ -97,7 +97,7 @@ async fn retried_conflicts_are_logged_once_each_and_never_as_errors() {
                 let files: Vec<String> = (0..3)
                     .map(|n| {
                         let file = file(writer, n);
-                        sb.file(&format!("w{writer}f{n}.csv"), file.bytes);
+                        sb.file(&format!("w{writer}f{n}.csv"), file.bytes.as_slice());
                         format!("raw/w{writer}f{n}.csv")
                     })
                     .collect();
@@ -146,7 +146,7 @@ async fn racing_creation(root: deltaload_lake::LakeRoot) {
             let mut lake = deltaload_lake::Lake::open(&root)
                 .await
                 .unwrap_or_else(|e| panic!("writer {writer} cannot open the lake: {e}"));
-            lake.load_batch(&[file(writer, 0)], Default::default())
+            lake.load_batch(vec![file(writer, 0)], Default::default())
                 .await
                 .unwrap_or_else(|e| panic!("writer {writer}: {e}"))
         }

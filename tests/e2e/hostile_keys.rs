@@ -86,7 +86,7 @@ async fn load(layout: &str) -> (BTreeMap<String, (String, String)>, Vec<String>,
         source(&sb, "é'third'.jsonl", third),
     ];
     lake.load(&files[0], Default::default()).await.unwrap();
-    lake.load_batch(&files[1..], Default::default())
+    lake.load_batch(files[1..].to_vec(), Default::default())
         .await
         .unwrap();
     let d = sb.spec.datasets[0].clone();

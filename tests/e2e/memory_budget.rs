@@ -82,7 +82,7 @@ async fn load_all(
         outcomes.push(lake.load(file, LoadOptions::default()).await.unwrap());
     }
     outcomes.extend(
-        lake.load_batch(&files[split..], LoadOptions::default())
+        lake.load_batch(files[split..].to_vec(), LoadOptions::default())
             .await
             .unwrap(),
     );

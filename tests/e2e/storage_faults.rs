@@ -23,7 +23,7 @@ async fn a_write_failing_at_each_table_fails_the_load_and_the_retry_completes_it
     let clean_sb = Sandbox::new();
     let mut clean = clean_sb.lake().await;
     clean
-        .load_batch(&files(clean_sb.dir.path()), LoadOptions::default())
+        .load_batch(files(clean_sb.dir.path()), LoadOptions::default())
         .await
         .expect("clean load");
     let dir = clean_sb.dir.path().display().to_string();
@@ -64,7 +64,7 @@ async fn a_write_failing_at_each_table_fails_the_load_and_the_retry_completes_it
             1,
         );
         let failed = lake
-            .load_batch(&files(sb.dir.path()), LoadOptions::default())
+            .load_batch(files(sb.dir.path()), LoadOptions::default())
             .await;
         let error = failed.expect_err("the injected write failure fails the load");
         assert!(
@@ -80,7 +80,7 @@ async fn a_write_failing_at_each_table_fails_the_load_and_the_retry_completes_it
         }
         let mut again = Lake::open(&root).await.expect("reopen");
         again
-            .load_batch(&files(sb.dir.path()), LoadOptions::default())
+            .load_batch(files(sb.dir.path()), LoadOptions::default())
             .await
             .unwrap_or_else(|e| panic!("{fragment}: the retry failed: {e}"));
         let dir = sb.dir.path().display().to_string();

@@ -105,7 +105,7 @@ fn source(dir: &Path, name: &str, bytes: Vec<u8>) -> SourceFile {
     std::fs::write(&path, &bytes).unwrap();
     SourceFile {
         location: deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
-        bytes,
+        bytes: bytes.into(),
         on_disk: None,
         refused: None,
         etag: None,
@@ -185,7 +185,7 @@ async fn differential(text: &str, layout: Layout, setup: Vec<Vec<u8>>, batch: Ve
         let mut lake = Lake::open_spec(&root(name), spec).await.unwrap();
         lake.set_engine(engine);
         let got = lake
-            .load_batch(&files, LoadOptions::default())
+            .load_batch(files.clone(), LoadOptions::default())
             .await
             .unwrap();
         outcomes.push(format!("{got:?}"));

@@ -101,7 +101,7 @@ impl Sandbox {
     /// Loads files in-process as one batch.
     pub async fn load_batch(&self, files: &[SourceFile]) -> Vec<LoadOutcome> {
         let mut lake = self.lake().await;
-        lake.load_batch(files, LoadOptions::default())
+        lake.load_batch(files.to_vec(), LoadOptions::default())
             .await
             .expect("load batch")
     }
@@ -266,7 +266,7 @@ pub async fn load_one_by_one(
     let mut loaded = 0;
     for (n, file) in files.into_iter().enumerate() {
         let outcomes = lake
-            .load_batch(std::slice::from_ref(&file), Default::default())
+            .load_batch(vec![file], Default::default())
             .await
             .unwrap_or_else(|e| panic!("writer {writer}, file {n}: {e}"));
         loaded += outcomes

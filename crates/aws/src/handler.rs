@@ -177,7 +177,7 @@ impl Handler {
         });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
         let groups = self.read_all(messages, &near, &mut report).await;
-        for ((force, ds), group) in &groups {
+        for ((force, ds), group) in groups {
             if near() {
                 for (message, _) in &group.ready {
                     tracing::warn!(message_id = %message.id, "invocation deadline near: load not started, message left for redelivery");
@@ -186,10 +186,10 @@ impl Handler {
                 continue;
             }
             let opts = LoadOptions {
-                force: *force,
+                force,
                 ..LoadOptions::default()
             };
-            self.load_group(*ds, group, opts, &mut report).await;
+            self.load_group(ds, group, opts, &mut report).await;
         }
         self.publish(&mut report);
         report
@@ -214,7 +214,7 @@ impl Handler {
     async fn load_group(
         &self,
         ds: usize,
-        group: &Group<'_>,
+        group: Group<'_>,
         opts: LoadOptions,
         report: &mut BatchReport,
     ) {
@@ -224,7 +224,7 @@ impl Handler {
         }
         let started = std::time::Instant::now();
         let retries_before = self.lake.commit_retries().await;
-        self.load_ready(ds, files, ready, opts, report).await;
+        self.load_ready(ds, files, &ready, opts, report).await;
         let elapsed = started.elapsed().as_millis() as u64;
         let retries = self.lake.commit_retries().await - retries_before;
         let spent = DatasetFigures {
@@ -235,10 +235,12 @@ impl Handler {
         report.add(&self.spec.datasets[ds].name, &spent);
     }
 
+    /// Loads the messages' files together, else each message's alone (kept,
+    /// shared without a copy, only when there are several messages).
     async fn load_ready(
         &self,
         ds: usize,
-        files: &[SourceFile],
+        files: Vec<SourceFile>,
         ready: &[(&Message, std::ops::Range<usize>)],
         opts: LoadOptions,
         report: &mut BatchReport,
@@ -251,7 +253,11 @@ impl Handler {
             files = files.len(),
             force = opts.force
         );
-        let together = AssertUnwindSafe(self.load(dataset, files, opts))
+        let (all, kept) = match ready.len() {
+            1 => (files, Vec::new()),
+            _ => (files.clone(), files),
+        };
+        let together = AssertUnwindSafe(self.load(dataset, all, opts))
             .catch_unwind()
             .instrument(span.clone())
             .await;
@@ -268,10 +274,11 @@ impl Handler {
                 });
                 for (message, range) in ready {
                     let span = tracing::info_span!("message", message_id = %message.id);
-                    let alone = AssertUnwindSafe(self.load(dataset, &files[range.clone()], opts))
-                        .catch_unwind()
-                        .instrument(span.clone())
-                        .await;
+                    let alone =
+                        AssertUnwindSafe(self.load(dataset, kept[range.clone()].to_vec(), opts))
+                            .catch_unwind()
+                            .instrument(span.clone())
+                            .await;
                     let _entered = span.enter();
                     match settle(alone) {
                         Ok(outcomes) => tally(report, dataset, &outcomes),
@@ -288,7 +295,7 @@ impl Handler {
     async fn load(
         &self,
         dataset: &str,
-        files: &[SourceFile],
+        files: Vec<SourceFile>,
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, AwsError> {
         #[cfg(feature = "faults")]

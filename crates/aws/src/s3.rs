@@ -214,7 +214,7 @@ impl S3Reader {
         let file = |bytes: Vec<u8>, on_disk| {
             Fetched::File(SourceFile {
                 location: location.clone(),
-                bytes,
+                bytes: bytes.into(),
                 on_disk,
                 refused: None,
                 etag: etag.clone(),

@@ -191,7 +191,7 @@ mod tests {
         let url = chunked_server(text(1_000), 1);
         match reader(&url, 1_000).fetch(&object()).await.expect("fetch") {
             Fetched::File(file) => {
-                assert_eq!(file.bytes, text(1_000));
+                assert_eq!(*file.bytes, text(1_000));
                 assert!(file.on_disk.is_none());
                 assert_eq!(file.etag.as_deref(), Some("e1"));
             }

@@ -63,7 +63,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
                 }
             }
         }
-        let outcomes = lake.load_into(&dataset, &files, opts).await.with_context(|| {
+        let outcomes = lake.load_into(&dataset, files, opts).await.with_context(|| {
             format!(
                 "{}: load failed and is not recorded as loaded; fix the cause and run the same command again, which completes it",
                 shown.join(", ")

@@ -8,16 +8,19 @@ use crate::outcome::{Merged, Resume};
 use crate::ports::{FileFigures, Identified, Intake, Port, ReadFile, Source, Step, Tables};
 use deltaload_core::{HeaderMismatch, MergeCounts, Reconciliation};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// A change file: its location and changes (key, sequence), and how many
-/// records were rejected; `refused` breaks the contract.
+/// records were rejected; `refused` breaks the contract. `content` stands
+/// for its bytes: a test sees whether the load still holds them.
 #[derive(Debug, Clone)]
 pub struct FakeFile {
     pub location: String,
     pub changes: Vec<(u8, u8)>,
     pub rejects: u64,
     pub refused: bool,
+    pub content: Arc<()>,
 }
 
 impl FakeFile {
@@ -27,6 +30,7 @@ impl FakeFile {
             changes: changes.to_vec(),
             rejects: 0,
             refused: false,
+            content: Arc::new(()),
         }
     }
 }
@@ -92,6 +96,10 @@ pub struct Fake {
     pub steps: Vec<Step>,
     /// Files read whole together at most this many bytes (`None`: any).
     pub budget: Option<u64>,
+    /// The content of each file read (one entry a read), watched: whether
+    /// each upsert ran while any was still held.
+    pub contents: Vec<Weak<()>>,
+    pub held_at_upsert: Vec<bool>,
 }
 
 impl Fake {
@@ -152,6 +160,7 @@ impl Source for Fake {
     }
 
     fn read(&mut self, file: &FakeFile, id: &Identified) -> Result<Intake<FakeRead>, FakeError> {
+        self.contents.push(Arc::downgrade(&file.content));
         if file.refused {
             let problem = "no header".to_string();
             return Ok(Intake::Refused(HeaderMismatch {
@@ -233,6 +242,8 @@ impl Tables for Fake {
         resume: Resume,
         _loaded_at: i64,
     ) -> Result<(Vec<Merged>, Option<u64>), FakeError> {
+        let held = self.contents.iter().any(|c| c.strong_count() > 0);
+        self.held_at_upsert.push(held);
         if self.conflicts > 0 {
             self.conflicts -= 1;
             return Err(FakeError::Conflict);

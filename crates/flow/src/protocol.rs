@@ -18,10 +18,14 @@ use std::collections::HashMap;
 /// twice with the same content is loaded once and reported skipped the second
 /// time. `force` loads files the ledger holds as loaded again. On error
 /// nothing is recorded in the ledger for the round that failed.
+///
+/// Each file is let go once it is read (its content no longer held while its
+/// round writes); a round that runs again after a lost commit race reuses
+/// what its first attempt read.
 pub async fn load<P: Source + Tables>(
     port: &mut P,
     dataset: &str,
-    files: &[P::File],
+    files: Vec<P::File>,
     force: bool,
 ) -> Result<Vec<LoadOutcome>, LoadError<P::Error>> {
     let ids: Vec<Identified> = files
@@ -33,12 +37,12 @@ pub async fn load<P: Source + Tables>(
     let mut outcomes: Vec<Option<LoadOutcome>> = vec![None; files.len()];
     let batch = Batch {
         dataset,
-        files,
         ids: &ids,
         force,
     };
+    let mut held = Held::new(files);
     for round in &plan.rounds {
-        retried_round(port, &batch, round, &mut outcomes).await?;
+        retried_round(port, &batch, &mut held, round, &mut outcomes).await?;
     }
     for (copy, first) in plan.copies {
         outcomes[copy] = outcomes[first].as_ref().map(|o| match o {
@@ -59,15 +63,62 @@ pub async fn load<P: Source + Tables>(
         .collect()
 }
 
-/// The files of a load, each with its identity.
-struct Batch<'a, F> {
+/// The files of a load: each one's identity.
+struct Batch<'a> {
     dataset: &'a str,
-    files: &'a [F],
     ids: &'a [Identified],
     force: bool,
 }
 
-impl<F> Batch<'_, F> {
+/// Each file of a load until it is read, then what reading it gave (until
+/// its round is done): what a round that runs again starts from.
+struct Held<F, R> {
+    files: Vec<Option<F>>,
+    reads: Vec<Option<Intake<R>>>,
+}
+
+impl<F, R> Held<F, R> {
+    fn new(files: Vec<F>) -> Self {
+        let reads = files.iter().map(|_| None).collect();
+        let files = files.into_iter().map(Some).collect();
+        Self { files, reads }
+    }
+
+    /// What file `slot` gives: kept from an earlier attempt, else read now
+    /// (and the file let go).
+    fn take<P>(&mut self, port: &mut P, slot: usize, id: &Identified) -> ReadResult<P>
+    where
+        P: Source<File = F, Read = R>,
+    {
+        if let Some(got) = self.reads[slot].take() {
+            return Ok(got);
+        }
+        let Some(file) = self.files[slot].take() else {
+            let location = id.key.location.clone();
+            return Err(LoadError::LeftOut { location });
+        };
+        port.read(&file, id).map_err(|e| {
+            self.files[slot] = Some(file);
+            LoadError::Port(e)
+        })
+    }
+
+    /// Keeps what file `slot` gave, for the round's next attempt.
+    fn keep(&mut self, slot: usize, got: Intake<R>) {
+        self.reads[slot] = Some(got);
+    }
+
+    /// Lets file `slot` go unread (the ledger holds it loaded).
+    fn forget(&mut self, slot: usize) {
+        (self.files[slot], self.reads[slot]) = (None, None);
+    }
+}
+
+/// What a file gives when it is read.
+type ReadResult<P> =
+    Result<Intake<<P as crate::ports::Port>::Read>, LoadError<<P as crate::ports::Port>::Error>>;
+
+impl Batch<'_> {
     fn row(&self, i: usize, status: LedgerStatus, reason: Option<String>) -> LedgerRow {
         let id = &self.ids[i];
         LedgerRow {
@@ -95,13 +146,14 @@ fn now_micros() -> i64 {
 /// Runs a round, again after a lost commit race (with backoff and jitter).
 async fn retried_round<P: Source + Tables>(
     port: &mut P,
-    batch: &Batch<'_, P::File>,
+    batch: &Batch<'_>,
+    held: &mut Held<P::File, P::Read>,
     round: &[usize],
     outcomes: &mut [Option<LoadOutcome>],
 ) -> Result<(), LoadError<P::Error>> {
     let mut attempt = 1;
     loop {
-        match load_round(port, batch, round, outcomes).await {
+        match load_round(port, batch, held, round, outcomes).await {
             Err(LoadError::Port(e)) if P::is_conflict(&e) && attempt < ATTEMPTS => {
                 let wait = backoff(attempt);
                 attempt += 1;
@@ -126,10 +178,12 @@ async fn retried_round<P: Source + Tables>(
     }
 }
 
-/// Loads the files `round` names (distinct locations), writing their outcomes.
+/// Loads the files `round` names (distinct locations), writing their outcomes;
+/// on error keeps what the files gave for the next attempt.
 async fn load_round<P: Source + Tables>(
     port: &mut P,
-    batch: &Batch<'_, P::File>,
+    batch: &Batch<'_>,
+    held: &mut Held<P::File, P::Read>,
     round: &[usize],
     outcomes: &mut [Option<LoadOutcome>],
 ) -> Result<(), LoadError<P::Error>> {
@@ -139,10 +193,43 @@ async fn load_round<P: Source + Tables>(
         true => HashMap::new(),
         false => port.recorded(&keys).await?,
     };
-    let (mut ledger_rows, read) = read_round(port, batch, round, &recorded, outcomes)?;
+    let (ledger_rows, read) = read_round(port, batch, held, round, &recorded, outcomes)?;
     if read.is_empty() {
         return Ok(port.record(&ledger_rows).await?);
     }
+    let (slots, read): (Vec<usize>, Vec<P::Read>) = read.into_iter().unzip();
+    let round = Reads {
+        slots: &slots,
+        read: &read,
+        started,
+    };
+    let written = mark_and_write(port, batch, &recorded, ledger_rows, round, outcomes).await;
+    if written.is_err() {
+        for (slot, file) in slots.into_iter().zip(read) {
+            held.keep(slot, Intake::Read(file));
+        }
+    }
+    written
+}
+
+/// The files of a round that were read (each its slot in the batch), and
+/// when the round started.
+struct Reads<'a, R> {
+    slots: &'a [usize],
+    read: &'a [R],
+    started: std::time::Instant,
+}
+
+/// Marks the files read `loading` (with the refused ones' rows), then writes.
+async fn mark_and_write<P: Source + Tables>(
+    port: &mut P,
+    batch: &Batch<'_>,
+    recorded: &HashMap<FileKey, Recorded>,
+    mut ledger_rows: Vec<LedgerRow>,
+    round: Reads<'_, P::Read>,
+    outcomes: &mut [Option<LoadOutcome>],
+) -> Result<(), LoadError<P::Error>> {
+    let started = round.started;
     reached(port, started, Step::AfterRead);
     // Start from the tables' latest versions: another writer may have committed
     // since the last load, and a stale snapshot turns every commit into a conflict.
@@ -151,7 +238,7 @@ async fn load_round<P: Source + Tables>(
     // earlier, interrupted attempt's if there was one): a rerun searches the
     // table's history from there for a commit this load made.
     let mut resume = Resume::Fresh;
-    for (slot, _) in &read {
+    for slot in round.slots {
         let mut marker = batch.row(*slot, LedgerStatus::Loading, None);
         marker.orders_version = match recorded.get(&batch.ids[*slot].key) {
             Some(Recorded {
@@ -167,7 +254,7 @@ async fn load_round<P: Source + Tables>(
         ledger_rows.push(marker);
     }
     port.record(&ledger_rows).await?;
-    write_round(port, batch, read, resume, started, outcomes).await
+    write_round(port, batch, round, resume, outcomes).await
 }
 
 /// The round's files read, skipped (the ledger holds them loaded) or refused
@@ -178,7 +265,8 @@ type ReadRound<R> = (Vec<LedgerRow>, Vec<(usize, R)>);
 /// outcomes of the files skipped and refused.
 fn read_round<P: Source + Tables>(
     port: &mut P,
-    batch: &Batch<'_, P::File>,
+    batch: &Batch<'_>,
+    held: &mut Held<P::File, P::Read>,
     round: &[usize],
     recorded: &HashMap<FileKey, Recorded>,
     outcomes: &mut [Option<LoadOutcome>],
@@ -195,15 +283,17 @@ fn read_round<P: Source + Tables>(
         {
             let orders_version = *orders_version;
             outcomes[slot] = Some(LoadOutcome::Skipped { orders_version });
+            held.forget(slot);
             continue;
         }
-        match port.read(&batch.files[slot], &batch.ids[slot])? {
+        match held.take(port, slot, &batch.ids[slot])? {
             Intake::Read(file) => read.push((slot, file)),
             Intake::Refused(mismatch) => {
                 if seen.is_none() {
                     let reason = Some(mismatch.to_string());
                     ledger_rows.push(batch.row(slot, LedgerStatus::Refused, reason));
                 }
+                held.keep(slot, Intake::Refused(mismatch.clone()));
                 outcomes[slot] = Some(LoadOutcome::Refused(mismatch));
             }
         }
@@ -215,17 +305,20 @@ fn read_round<P: Source + Tables>(
 /// table, the figures, and the ledger marking them `loaded` last.
 async fn write_round<P: Source + Tables>(
     port: &mut P,
-    batch: &Batch<'_, P::File>,
-    read: Vec<(usize, P::Read)>,
+    batch: &Batch<'_>,
+    round: Reads<'_, P::Read>,
     resume: Resume,
-    started: std::time::Instant,
     outcomes: &mut [Option<LoadOutcome>],
 ) -> Result<(), LoadError<P::Error>> {
-    let (slots, read): (Vec<usize>, Vec<P::Read>) = read.into_iter().unzip();
+    let Reads {
+        slots,
+        read,
+        started,
+    } = round;
     let loaded_at = now_micros();
-    let rejected_version = port.replace_rejects(&read, loaded_at).await?;
+    let rejected_version = port.replace_rejects(read, loaded_at).await?;
     reached(port, started, Step::AfterRejected);
-    let (merged, orders_version) = port.upsert(&read, resume, loaded_at).await?;
+    let (merged, orders_version) = port.upsert(read, resume, loaded_at).await?;
     reached(port, started, Step::AfterOrders);
     let figures = read
         .iter()

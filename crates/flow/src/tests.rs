@@ -29,13 +29,13 @@ fn loaded(outcome: &LoadOutcome) -> (u64, u64, u64, bool) {
 async fn a_file_loads_then_its_redelivery_is_skipped_and_changes_nothing() {
     let mut fake = Fake::default();
     let file = FakeFile::new("/in/a", &[(1, 1), (2, 1), (1, 2)]);
-    let first = load(&mut fake, "t", std::slice::from_ref(&file), false)
+    let first = load(&mut fake, "t", vec![file.clone()], false)
         .await
         .unwrap();
     assert_eq!(loaded(&first[0]), (3, 2, 0, false));
     assert_eq!(fake.held.rows, BTreeMap::from([(1, 2), (2, 1)]));
     let before = fake.held.clone();
-    let again = load(&mut fake, "t", &[file], false).await.unwrap();
+    let again = load(&mut fake, "t", vec![file], false).await.unwrap();
     assert_eq!(
         again[0],
         LoadOutcome::Skipped {
@@ -48,9 +48,14 @@ async fn a_file_loads_then_its_redelivery_is_skipped_and_changes_nothing() {
 #[tokio::test]
 async fn the_steps_come_in_the_write_order() {
     let mut fake = Fake::default();
-    load(&mut fake, "t", &[FakeFile::new("/in/a", &[(1, 1)])], false)
-        .await
-        .unwrap();
+    load(
+        &mut fake,
+        "t",
+        vec![FakeFile::new("/in/a", &[(1, 1)])],
+        false,
+    )
+    .await
+    .unwrap();
     use Step::*;
     let order = [
         AfterRead,
@@ -68,7 +73,7 @@ async fn a_copy_in_the_batch_is_skipped_and_a_refused_file_is_recorded_once() {
     let a = FakeFile::new("/in/a", &[(1, 1)]);
     let mut bad = FakeFile::new("/in/bad", &[]);
     bad.refused = true;
-    let out = load(&mut fake, "t", &[a.clone(), bad.clone(), a], false)
+    let out = load(&mut fake, "t", vec![a.clone(), bad.clone(), a], false)
         .await
         .unwrap();
     assert!(matches!(out[0], LoadOutcome::Loaded(_)));
@@ -84,7 +89,7 @@ async fn a_copy_in_the_batch_is_skipped_and_a_refused_file_is_recorded_once() {
     assert!(refused[0].2.as_deref().unwrap_or("").contains("no header"));
     // Redelivered, the refusal is reported again and nothing is written.
     fake.writes_left = Some(0);
-    let out = load(&mut fake, "t", &[bad], false).await.unwrap();
+    let out = load(&mut fake, "t", vec![bad], false).await.unwrap();
     assert!(matches!(out[0], LoadOutcome::Refused(_)));
 }
 
@@ -95,9 +100,7 @@ async fn a_round_that_loses_commit_races_runs_again_until_it_wins_or_gives_up() 
         ..Fake::default()
     };
     let a = FakeFile::new("/in/a", &[(1, 1)]);
-    let out = load(&mut fake, "t", std::slice::from_ref(&a), false)
-        .await
-        .unwrap();
+    let out = load(&mut fake, "t", vec![a.clone()], false).await.unwrap();
     assert_eq!(loaded(&out[0]), (1, 1, 0, false));
     assert_eq!(fake.pauses, 2);
 
@@ -105,7 +108,7 @@ async fn a_round_that_loses_commit_races_runs_again_until_it_wins_or_gives_up() 
         conflicts: crate::retry::ATTEMPTS,
         ..Fake::default()
     };
-    let err = load(&mut fake, "t", &[a], false).await.unwrap_err();
+    let err = load(&mut fake, "t", vec![a], false).await.unwrap_err();
     assert!(matches!(
         err,
         LoadError::Conflicts {
@@ -117,6 +120,31 @@ async fn a_round_that_loses_commit_races_runs_again_until_it_wins_or_gives_up() 
 }
 
 #[tokio::test]
+async fn a_file_is_let_go_once_read_and_a_round_run_again_reads_it_no_more() {
+    let mut fake = Fake {
+        conflicts: 2,
+        ..Fake::default()
+    };
+    let files = vec![
+        FakeFile::new("/in/a", &[(1, 1)]),
+        FakeFile::new("/in/b", &[(2, 1)]),
+    ];
+    let out = load(&mut fake, "t", files, false).await.unwrap();
+    assert_eq!(loaded(&out[0]), (1, 1, 0, false));
+    assert_eq!(loaded(&out[1]), (1, 1, 0, false));
+    assert_eq!(fake.pauses, 2);
+    assert_eq!(
+        fake.contents.len(),
+        2,
+        "each file read once over three attempts"
+    );
+    assert_eq!(
+        fake.held_at_upsert, [false; 3],
+        "no content held by an upsert"
+    );
+}
+
+#[tokio::test]
 async fn a_load_that_died_after_its_commit_is_recovered_with_the_same_figures() {
     let file = FakeFile::new("/in/a", &[(1, 1), (2, 1)]);
     // Writes: loading, rejects, the table: dies before the figures.
@@ -124,10 +152,10 @@ async fn a_load_that_died_after_its_commit_is_recovered_with_the_same_figures() 
         writes_left: Some(3),
         ..Fake::default()
     };
-    let died = load(&mut fake, "t", std::slice::from_ref(&file), false).await;
+    let died = load(&mut fake, "t", vec![file.clone()], false).await;
     assert!(matches!(died, Err(LoadError::Port(FakeError::Died))));
     fake.writes_left = None;
-    let out = load(&mut fake, "t", &[file], false).await.unwrap();
+    let out = load(&mut fake, "t", vec![file], false).await.unwrap();
     assert_eq!(loaded(&out[0]), (2, 2, 0, true));
 }
 
@@ -144,6 +172,7 @@ fn batches() -> impl Strategy<Value = Vec<Vec<FakeFile>>> {
             changes,
             rejects,
             refused: r == 0,
+            content: std::sync::Arc::new(()),
         });
     prop::collection::vec(prop::collection::vec(file, 1..4), 1..4)
 }
@@ -152,7 +181,11 @@ fn batches() -> impl Strategy<Value = Vec<Vec<FakeFile>>> {
 async fn load_all(fake: &mut Fake, batches: &[Vec<FakeFile>]) -> Vec<Vec<LoadOutcome>> {
     let mut outs = Vec::new();
     for batch in batches {
-        outs.push(load(fake, "t", batch, false).await.expect("a clean load"));
+        outs.push(
+            load(fake, "t", batch.clone(), false)
+                .await
+                .expect("a clean load"),
+        );
     }
     outs
 }
@@ -171,15 +204,17 @@ fn what(outs: &[Vec<LoadOutcome>]) -> Vec<Vec<LoadOutcome>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// For any batches, any budget, and a process that dies before any one
-    /// of its writes: running the batch again leaves every table and every
-    /// outcome as a load that never died.
+    /// For any batches, any budget, rounds that lose commit races (run
+    /// again from what their first attempt read), and a process that dies
+    /// before any one of its writes: running the batch again leaves every
+    /// table and every outcome as a load that never died.
     #[test]
     fn killed_before_any_write_then_rerun_equals_a_clean_load(
         batches in batches(),
         dies_in in 0usize..4,
         dies_at in 0usize..8,
         budget in prop::option::of(0u64..6),
+        conflicts in 0u32..4,
     ) {
         let (clean, clean_outs) = run(async {
             let mut fake = Fake { budget, ..Fake::default() };
@@ -187,15 +222,15 @@ proptest! {
             (fake.held, outs)
         });
         let (crashed, outs) = run(async {
-            let mut fake = Fake { budget, ..Fake::default() };
+            let mut fake = Fake { budget, conflicts, ..Fake::default() };
             let mut outs = Vec::new();
             for (i, batch) in batches.iter().enumerate() {
                 if i == dies_in {
                     fake.writes_left = Some(dies_at);
-                    let _ = load(&mut fake, "t", batch, false).await;
+                    let _ = load(&mut fake, "t", batch.clone(), false).await;
                     fake.writes_left = None;
                 }
-                outs.push(load(&mut fake, "t", batch, false).await.expect("a rerun"));
+                outs.push(load(&mut fake, "t", batch.clone(), false).await.expect("a rerun"));
             }
             (fake.held, outs)
         });

@@ -86,9 +86,11 @@ impl Lake {
                         }
                     })?;
                 let path = dir.path.join("source");
-                std::fs::write(&path, &file.bytes).map_err(|source| LakeError::ReadSource {
-                    path: path.display().to_string(),
-                    source,
+                std::fs::write(&path, file.bytes.as_slice()).map_err(|source| {
+                    LakeError::ReadSource {
+                        path: path.display().to_string(),
+                        source,
+                    }
                 })?;
                 on_disk = (dir, path);
                 &on_disk.1

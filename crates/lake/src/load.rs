@@ -27,7 +27,7 @@ impl Lake {
         file: &SourceFile,
         opts: LoadOptions,
     ) -> Result<LoadOutcome, LakeError> {
-        let mut outcomes = self.load_batch(std::slice::from_ref(file), opts).await?;
+        let mut outcomes = self.load_batch(vec![file.clone()], opts).await?;
         outcomes.pop().ok_or_else(|| LakeError::Invariant {
             table: "ledger".into(),
             detail: format!("the load of {} gave no outcome", file.location),
@@ -37,7 +37,7 @@ impl Lake {
     /// Loads files into the lake's only dataset; see [`Lake::load_into`].
     pub async fn load_batch(
         &mut self,
-        files: &[SourceFile],
+        files: Vec<SourceFile>,
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let name = match self.sets.as_slice() {
@@ -56,15 +56,17 @@ impl Lake {
     /// outcome per file, in the order given. A file given twice with the same
     /// content is loaded once and reported skipped the second time. On error
     /// nothing is recorded in the ledger for the round that failed, and
-    /// running the same files again completes the load.
+    /// running the same files again completes the load. Each file's content
+    /// is let go once it is read (unless a copy of the file still holds it).
     pub async fn load_into(
         &mut self,
         dataset: &str,
-        files: &[SourceFile],
+        files: Vec<SourceFile>,
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let ds = self.set_index(dataset)?;
         let bytes: u64 = files.iter().map(SourceFile::size).sum();
+        let locations: Vec<String> = files.iter().map(|f| f.location.clone()).collect();
         let span = tracing::info_span!("load", dataset, files = files.len(), bytes);
         let mut port = DatasetPort {
             lake: self,
@@ -78,8 +80,8 @@ impl Lake {
         let _entered = span.enter();
         match &outcomes {
             Ok(outcomes) => {
-                for (file, outcome) in files.iter().zip(outcomes) {
-                    deltaload_flow::log_outcome(&file.location, outcome);
+                for (location, outcome) in locations.iter().zip(outcomes) {
+                    deltaload_flow::log_outcome(location, outcome);
                 }
             }
             Err(e) => tracing::error!(error = %e, "load failed"),

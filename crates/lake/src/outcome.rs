@@ -5,8 +5,10 @@
 pub struct SourceFile {
     /// Canonical location: an absolute path, or `s3://bucket/key`.
     pub location: String,
-    /// The whole content (empty when it is in `on_disk`).
-    pub bytes: Vec<u8>,
+    /// The whole content (empty when it is in `on_disk`), shared: a copy of
+    /// the file costs no copy of its content, and a load lets its content
+    /// go once read unless a copy still holds it.
+    pub bytes: std::sync::Arc<Vec<u8>>,
     /// The file holding the content, when it is too large to hold in memory
     /// (see [`crate::MemoryBudget`]): read from there a piece at a time.
     pub on_disk: Option<OnDisk>,
@@ -76,7 +78,7 @@ impl SourceFile {
     pub fn in_memory(location: String, bytes: Vec<u8>) -> Self {
         Self {
             location,
-            bytes,
+            bytes: std::sync::Arc::new(bytes),
             on_disk: None,
             refused: None,
             etag: None,
@@ -94,7 +96,7 @@ impl SourceFile {
     ) -> Self {
         Self {
             location,
-            bytes: Vec::new(),
+            bytes: Default::default(),
             on_disk: None,
             refused: Some(Unread { reason, size }),
             etag,
