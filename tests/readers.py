@@ -155,6 +155,9 @@ def duckdb_reader(path):
         "autoinstall_known_extensions": "false",
         "autoload_known_extensions": "false",
     })
+    # No progress bar: DuckDB draws one on standard output, where this
+    # script's JSON goes, once a query runs past two seconds (a busy machine).
+    con.execute("SET enable_progress_bar_print = false")
     con.execute(f"LOAD '{extension.locate()}'")
     (built,) = con.execute(
         "SELECT extension_version FROM duckdb_extensions() WHERE extension_name = 'delta'"

@@ -3,8 +3,9 @@
 
 use crate::arrow_rows;
 use crate::error::LakeError;
+use crate::replace::{replace_rows, Selection};
 use crate::schema::TableName;
-use crate::table::{file_versions, is_in, refresh, replace_where, select_where};
+use crate::table::{is_in, refresh, select_where};
 use crate::table::{longs_of, strings_of};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
@@ -75,13 +76,14 @@ impl Lake {
             return Ok(());
         }
         let batch = arrow_rows::ledger(entries)?;
-        let predicate = file_versions(
-            entries
-                .iter()
-                .map(|e| (e.location.as_str(), e.content_id.as_str())),
-        );
-        self.ledger =
-            replace_where(&self.ledger, &TableName::Ledger, vec![batch], predicate).await?;
+        let versions = entries
+            .iter()
+            .map(|e| (e.location.as_str(), e.content_id.as_str()));
+        let selection = Selection::file_versions(versions);
+        let (ledger, written) =
+            replace_rows(&self.ledger, &TableName::Ledger, vec![batch], selection).await?;
+        tracing::debug!(table = "ledger", ?written, "rows replaced");
+        self.ledger = ledger;
         Ok(())
     }
 }

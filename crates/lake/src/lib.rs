@@ -35,6 +35,7 @@ mod outcome;
 mod parsed;
 mod predicates;
 mod recovery;
+mod replace;
 mod retry;
 mod round;
 mod schema;

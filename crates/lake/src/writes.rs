@@ -2,8 +2,9 @@
 
 use crate::arrow_rows::{self, ReconciliationRow};
 use crate::error::LakeError;
+use crate::replace::{replace_rows, Selection};
 use crate::schema::TableName;
-use crate::table::{file_versions, is_in, refresh, replace_where};
+use crate::table::refresh;
 use crate::Lake;
 use deltaload_core::Reject;
 
@@ -37,8 +38,7 @@ impl Lake {
     ) -> Result<Option<u64>, LakeError> {
         let set = &mut self.sets[ds];
         let name = TableName::Rejected(set.dataset.clone());
-        let url = set.rejected.table_url().clone();
-        let predicate = is_in("source_file", files.iter().map(|f| f.location));
+        let selection = Selection::is_in("source_file", files.iter().map(|f| f.location));
         let rows = files
             .iter()
             .filter(|f| !f.rejects.is_empty())
@@ -46,17 +46,9 @@ impl Lake {
                 arrow_rows::rejects(&set.dataset, f.rejects, f.location, f.content_id, loaded_at)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        set.rejected = if rows.is_empty() {
-            set.rejected
-                .clone()
-                .delete()
-                .with_predicate(predicate)
-                .await
-                .map_err(LakeError::delta(name.as_str(), &url))?
-                .0
-        } else {
-            replace_where(&set.rejected, &name, rows, predicate).await?
-        };
+        let (rejected, written) = replace_rows(&set.rejected, &name, rows, selection).await?;
+        tracing::debug!(table = %name.as_str(), ?written, "rows replaced");
+        set.rejected = rejected;
         Ok(set.rejected.version())
     }
 
@@ -71,14 +63,12 @@ impl Lake {
             return Ok(());
         }
         let batch = arrow_rows::reconciliation(rows, orders_version, loaded_at)?;
-        let predicate = file_versions(rows.iter().map(|r| (r.location, r.content_id)));
-        self.reconciliation = replace_where(
-            &self.reconciliation,
-            &TableName::Reconciliation,
-            vec![batch],
-            predicate,
-        )
-        .await?;
+        let selection = Selection::file_versions(rows.iter().map(|r| (r.location, r.content_id)));
+        let name = TableName::Reconciliation;
+        let (table, written) =
+            replace_rows(&self.reconciliation, &name, vec![batch], selection).await?;
+        tracing::debug!(table = %name.as_str(), ?written, "rows replaced");
+        self.reconciliation = table;
         Ok(())
     }
 }

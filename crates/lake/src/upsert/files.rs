@@ -214,14 +214,15 @@ impl KeyBounds {
 }
 
 /// The table's files, split into those whose key statistics may hold one of
-/// the changes (`candidates`) and the number skipped.
+/// the changes (`candidates`) and the number skipped; a text maximum of
+/// `prefix` characters or more may be cut ([`stats_prefix`]).
 pub(crate) async fn candidates(
     table: &DeltaTable,
     key: &str,
     bounds: &KeyBounds,
+    prefix: usize,
 ) -> Result<(Vec<TargetFile>, u64), deltalake::DeltaTableError> {
     let snapshot = table.snapshot()?;
-    let prefix = stats_prefix(table);
     let log_store = table.log_store();
     let views: Vec<_> = snapshot
         .snapshot()

@@ -39,10 +39,11 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
 pub(crate) use aligned::{align, positions};
+pub(crate) use commit::write_files;
 use deltaload_core::MergeCounts;
 use deltaload_engine::{Action, Met};
-pub(crate) use files::unsupported;
-use files::KeyBounds;
+pub(crate) use files::{candidates, unsupported, KeyBounds, TargetFile};
+pub(crate) use read::read_columns;
 pub use rewrite::REWRITE_GROUP_BYTES;
 pub(crate) use sliced::InMemory;
 
@@ -107,9 +108,10 @@ impl Lake {
             self.enable_deletion_vectors(ds).await?;
         }
         let table = &self.sets[ds].target;
-        let (candidates, skipped) = files::candidates(table, key, &bounds)
-            .await
-            .map_err(files::delta_error(table, &label))?;
+        let (candidates, skipped) =
+            files::candidates(table, key, &bounds, files::stats_prefix(table))
+                .await
+                .map_err(files::delta_error(table, &label))?;
         self.writes.keyed += 1;
         let started = std::time::Instant::now();
         let lap = |phase: &str| {

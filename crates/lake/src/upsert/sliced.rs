@@ -160,7 +160,7 @@ impl Lake {
         }
         let table = self.sets[ds].target.clone();
         let shape = self.shape(ds, &table)?;
-        let (all, _) = files::candidates(&table, &shape.key, &KeyBounds::None)
+        let (all, _) = files::candidates(&table, &shape.key, &KeyBounds::None, usize::MAX)
             .await
             .map_err(files::delta_error(&table, &label))?;
         let live = (all.into_iter())
