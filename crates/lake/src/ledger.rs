@@ -3,10 +3,10 @@
 
 use crate::arrow_rows;
 use crate::error::LakeError;
-use crate::replace::{replace_rows, Selection};
+use crate::replace::{replace_rows, select_rows, Selection};
 use crate::schema::TableName;
-use crate::table::{is_in, refresh, select_where};
 use crate::table::{longs_of, strings_of};
+use crate::table::{refresh, select_where};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
 use deltaload_flow::{FileKey, LedgerRow, LedgerStatus, Recorded};
@@ -19,20 +19,22 @@ impl Lake {
         keys: &[FileKey],
     ) -> Result<HashMap<FileKey, Recorded>, LakeError> {
         refresh(&mut self.ledger, &TableName::Ledger).await?;
-        let batches = select_where(
-            &self.ctx,
-            &self.ledger,
-            &TableName::Ledger,
-            &[
-                "location",
-                "content_id",
-                "status",
-                "reason",
-                "orders_version",
-            ],
-            is_in("location", keys.iter().map(|k| k.location.as_str())),
-        )
-        .await?;
+        let columns = [
+            "location",
+            "content_id",
+            "status",
+            "reason",
+            "orders_version",
+        ];
+        let selection = Selection::is_in("location", keys.iter().map(|k| k.location.as_str()));
+        let name = TableName::Ledger;
+        let batches = match select_rows(&self.ledger, &name, &columns, &selection).await? {
+            Some(batches) => batches,
+            None => {
+                let filter = selection.predicate().clone();
+                select_where(&self.ctx, &self.ledger, &name, &columns, filter).await?
+            }
+        };
         let mut seen = HashMap::new();
         for batch in &batches {
             let locations = strings_of(batch.column(0))?;

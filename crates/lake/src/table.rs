@@ -105,6 +105,18 @@ pub(crate) async fn open_or_create(
     }
 }
 
+/// The table as of a commit just made through it: the state delta-rs
+/// brought to that version after the commit (reading the commits since the
+/// table's own version, others' included), without reading the log again.
+pub(crate) fn at_commit(
+    table: &DeltaTable,
+    done: &deltalake::kernel::transaction::FinalizedCommit,
+) -> DeltaTable {
+    let mut table = table.clone();
+    table.state = Some(done.snapshot());
+    table
+}
+
 /// The value of one of the table's properties, when it has it.
 pub(crate) fn property(
     table: &DeltaTable,

@@ -67,6 +67,11 @@ impl<'a> Selection<'a> {
         }
     }
 
+    /// The same selection as a DataFusion predicate.
+    pub fn predicate(&self) -> &Expr {
+        &self.predicate
+    }
+
     /// Whether the table's schema has the columns, as text.
     fn fits(&self, schema: &Schema) -> bool {
         let text = |c: &str| {
@@ -236,12 +241,7 @@ async fn commit(
         .build(Some(snapshot), table.log_store(), operation)
         .await
         .map_err(delta())?;
-    let mut table = table.clone();
-    table
-        .update_incremental(Some(done.version()))
-        .await
-        .map_err(delta())?;
-    Ok(table)
+    Ok(crate::table::at_commit(table, &done))
 }
 
 /// The removes of the `files` holding a row `selection` selects, and the
@@ -253,20 +253,60 @@ async fn unselected(
     selection: &Selection<'_>,
     label: &str,
 ) -> Result<(Vec<deltalake::kernel::Remove>, Vec<RecordBatch>), LakeError> {
-    let all: Vec<usize> = (0..schema.fields().len()).collect();
-    let store = table.object_store();
     let (mut removed, mut kept) = (Vec::new(), Vec::new());
-    for file in files {
-        let rows = read_columns(store.clone(), &file.path, None, schema, &all, label).await?;
-        let selected = selection.selected(&rows.batch);
-        if selected.true_count() == 0 {
-            continue;
-        }
+    for (file, rows, selected) in holding(table, files, schema, selection, label).await? {
         let keep = deltalake::arrow::compute::not(&selected).map_err(LakeError::arrow(label))?;
-        kept.push(filter_record_batch(&rows.batch, &keep).map_err(LakeError::arrow(label))?);
+        kept.push(filter_record_batch(&rows, &keep).map_err(LakeError::arrow(label))?);
         removed.push(file.remove.clone());
     }
     Ok((removed, kept))
+}
+
+/// The `columns` of the rows of `table` that `selection` selects, read from
+/// the files whose statistics may hold them; `None` when they are for
+/// DataFusion to read (a table or file [`replace_rows`] leaves to delta-rs).
+pub(crate) async fn select_rows(
+    table: &DeltaTable,
+    name: &TableName,
+    columns: &[&str],
+    selection: &Selection<'_>,
+) -> Result<Option<Vec<RecordBatch>>, LakeError> {
+    let label = name.as_str();
+    let Some((files, schema)) = own_files(table, selection, &label).await? else {
+        return Ok(None);
+    };
+    let indexes = (columns.iter())
+        .map(|c| schema.index_of(c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(LakeError::arrow(&label))?;
+    let mut found = Vec::new();
+    for (_, rows, selected) in holding(table, &files, &schema, selection, &label).await? {
+        let rows = filter_record_batch(&rows, &selected).map_err(LakeError::arrow(&label))?;
+        found.push(rows.project(&indexes).map_err(LakeError::arrow(&label))?);
+    }
+    Ok(Some(found))
+}
+
+/// Each of `files` that holds a row `selection` selects, with its rows and
+/// which of them it selects.
+async fn holding<'f>(
+    table: &DeltaTable,
+    files: &'f [TargetFile],
+    schema: &SchemaRef,
+    selection: &Selection<'_>,
+    label: &str,
+) -> Result<Vec<(&'f TargetFile, RecordBatch, BooleanArray)>, LakeError> {
+    let all: Vec<usize> = (0..schema.fields().len()).collect();
+    let store = table.object_store();
+    let mut holding = Vec::new();
+    for file in files {
+        let rows = read_columns(store.clone(), &file.path, None, schema, &all, label).await?;
+        let selected = selection.selected(&rows.batch);
+        if selected.true_count() > 0 {
+            holding.push((file, rows.batch, selected));
+        }
+    }
+    Ok(holding)
 }
 
 /// `batches` (read rows, their fields nullable, and new rows) as one batch

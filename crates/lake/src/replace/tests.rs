@@ -111,6 +111,49 @@ fn table_of<'a>(lake: &'a mut Lake, name: &TableName) -> &'a mut DeltaTable {
     }
 }
 
+/// The rows of some random locations, as [`select_rows`] reads them from
+/// `own` and as DataFusion reads them from `theirs`: sorted lines of text.
+async fn select_both(
+    rng: &mut Rng,
+    own: &Lake,
+    theirs: &Lake,
+    name: &TableName,
+) -> (Vec<String>, Vec<String>) {
+    let (column, table, other) = match name {
+        TableName::Ledger => ("location", &own.ledger, &theirs.ledger),
+        _ => (
+            "source_file",
+            &own.sets[0].rejected,
+            &theirs.sets[0].rejected,
+        ),
+    };
+    let wanted = rng
+        .some(LOCATIONS.len(), 3)
+        .into_iter()
+        .map(|i| LOCATIONS[i]);
+    let selection = Selection::is_in(column, wanted);
+    let columns = [column, "content_id"];
+    let ours = select_rows(table, name, &columns, &selection)
+        .await
+        .unwrap()
+        .unwrap();
+    let filter = selection.predicate().clone();
+    let expected = crate::table::select_where(&theirs.ctx, other, name, &columns, filter);
+    (lines(&ours), lines(&expected.await.unwrap()))
+}
+
+/// The rows of `batches` as sorted lines of text (no header, no borders).
+fn lines(batches: &[RecordBatch]) -> Vec<String> {
+    let text = deltalake::arrow::util::pretty::pretty_format_batches(batches).unwrap();
+    let mut lines: Vec<String> = (text.to_string().lines())
+        .filter(|l| l.starts_with('|'))
+        .skip(1)
+        .map(String::from)
+        .collect();
+    lines.sort();
+    lines
+}
+
 /// The table's rows as sorted lines of text.
 async fn rows_of(lake: &Lake, name: &TableName) -> Vec<String> {
     let columns = match name {
@@ -119,10 +162,7 @@ async fn rows_of(lake: &Lake, name: &TableName) -> Vec<String> {
     };
     let found = crate::table::select_all(&lake.root, name, columns).await;
     let (_, batches) = found.unwrap().unwrap();
-    let text = deltalake::arrow::util::pretty::pretty_format_batches(&batches).unwrap();
-    let mut lines: Vec<String> = text.to_string().lines().map(String::from).collect();
-    lines.sort();
-    lines
+    lines(&batches)
 }
 
 async fn lake_in(dir: &tempfile::TempDir) -> Lake {
@@ -137,7 +177,7 @@ async fn lake_in(dir: &tempfile::TempDir) -> Lake {
 /// statistics) and rewritten a file it read.
 #[tokio::test]
 async fn replacing_rows_leaves_what_replace_where_leaves() {
-    let mut seen = Vec::new();
+    let (mut seen, mut read_back) = (Vec::new(), 0);
     for seed in 1..=3u64 {
         let (dir_own, dir_theirs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (mut own, mut theirs) = (lake_in(&dir_own).await, lake_in(&dir_theirs).await);
@@ -158,6 +198,9 @@ async fn replacing_rows_leaves_what_replace_where_leaves() {
             let (ours, expected) = (rows_of(&own, &name).await, rows_of(&theirs, &name).await);
             assert_eq!(ours, expected, "seed {seed}, step {step}: {written:?}");
             seen.push((files, written));
+            let (ours, expected) = select_both(&mut rng, &own, &theirs, &name).await;
+            assert_eq!(ours, expected, "seed {seed}, step {step}: selected rows");
+            read_back += usize::from(!ours.is_empty());
         }
     }
     let pruned = |&(files, w): &(usize, Written)| {
@@ -173,6 +216,7 @@ async fn replacing_rows_leaves_what_replace_where_leaves() {
         "no step skipped every file: {seen:?}"
     );
     assert!(seen.iter().any(rewrote), "no step rewrote a file: {seen:?}");
+    assert!(read_back > 10, "selections found rows {read_back} times");
     assert!(
         seen.iter().all(|(_, w)| *w != Written::DeltaRs),
         "these tables need no fallback: {seen:?}"

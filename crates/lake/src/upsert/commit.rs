@@ -82,12 +82,7 @@ pub(crate) async fn commit(
         .build(Some(snapshot), table.log_store(), operation)
         .await
         .map_err(delta)?;
-    let mut table = table.clone();
-    table
-        .update_incremental(Some(done.version()))
-        .await
-        .map_err(LakeError::delta(label, &url))?;
-    Ok((table, added))
+    Ok((crate::table::at_commit(table, &done), added))
 }
 
 /// Writes `rows` into new data files of at most `file_bytes` each, not yet
