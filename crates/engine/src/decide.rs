@@ -77,9 +77,15 @@ impl Decider {
                 .collect()
         };
         let complete = dataset.tie_break.iter().all(|c| probe.contains(c));
+        // The ranks (as large as the changes' sequence and tie-break
+        // columns) serve only a decider that sees the tie-break columns.
+        let change_rank = match complete {
+            true => order.ranks(&aligned.changes)?,
+            false => None,
+        };
         Ok(Self {
             change_sequence: order.sequences(&aligned.changes)?,
-            change_rank: order.ranks(&aligned.changes)?,
+            change_rank,
             sequence_at: at(&dataset.sequence_by),
             tie_at: at(&dataset.tie_break),
             complete,

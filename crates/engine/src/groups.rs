@@ -91,6 +91,7 @@ mod tests {
             changed: vec![(0, Vec::new()); hits.len()],
             hits,
             found: Vec::new(),
+            reread: 0,
         }
     }
 

@@ -7,6 +7,7 @@ use crate::error::{arrow, EngineError};
 use crate::matching::ChangeKeys;
 use crate::target::Target;
 use arrow_array::ArrayRef;
+use arrow_schema::ArrowError;
 use deltaload_core::Dataset;
 use futures::StreamExt;
 
@@ -20,6 +21,9 @@ pub struct Met {
     pub changed: Vec<(u64, Vec<u64>)>,
     /// Per change: whether a row of its key was found.
     pub found: Vec<bool>,
+    /// Candidate files read again for their tie-break columns (an upsert
+    /// met a row of its own sequence there).
+    pub reread: u64,
 }
 
 impl Met {
@@ -55,9 +59,14 @@ struct Probe {
     /// Where each key column is among `wanted`.
     key_at: Vec<usize>,
     keys: ChangeKeys,
-    /// Decides on keys and sequences; `tied` also on tie-breaks.
+    /// The key, sequence and tie-break columns, as dataset columns.
+    full: Vec<usize>,
+    /// Decides on keys and sequences; `tied` also on tie-breaks, made the
+    /// first time a file needs it (an upsert meeting a row of its own
+    /// sequence, rare): its ranks of the changes take as much memory as
+    /// their sequence and tie-break columns.
     rank: Decider,
-    tied: Decider,
+    tied: Option<Decider>,
 }
 
 impl Probe {
@@ -96,8 +105,18 @@ impl Probe {
             key_at,
             keys,
             rank: ranked(&probe)?,
-            tied: ranked(&full)?,
+            full,
+            tied: None,
         })
+    }
+
+    /// The decider on the tie-break columns too.
+    fn tied(&mut self, dataset: &Dataset, aligned: &Aligned) -> Result<&Decider, ArrowError> {
+        let decider = match self.tied.take() {
+            Some(decider) => decider,
+            None => Decider::new(dataset, aligned, &self.full)?,
+        };
+        Ok(self.tied.insert(decider))
     }
 }
 
@@ -111,12 +130,13 @@ pub async fn meet<T: Target>(
     target: &T,
 ) -> Result<Met, EngineError<T::Error>> {
     let label = dataset.name.as_str();
-    let probe = Probe::new(dataset, aligned)?;
+    let mut probe = Probe::new(dataset, aligned)?;
     let n = aligned.changes.num_rows();
     let mut met = Met {
         hits: Vec::with_capacity(candidates.len()),
         changed: Vec::with_capacity(candidates.len()),
         found: vec![false; n],
+        reread: 0,
     };
     let mut holder: Vec<Option<usize>> = vec![None; n];
     let mut reads = target.read_all(candidates.iter().collect(), &aligned.schema, &probe.wanted);
@@ -138,7 +158,10 @@ pub async fn meet<T: Target>(
                 .read(&candidates[f], &aligned.schema, &probe.wanted_full)
                 .await
                 .map_err(EngineError::Target)?;
-            actions = decided(&probe.tied, &whole.batch)?;
+            let tied =
+                (probe.tied(dataset, aligned)).map_err(arrow(label, "ranking the changes"))?;
+            actions = decided(tied, &whole.batch)?;
+            met.reread += 1;
         }
         let mut hits = Vec::with_capacity(pairs.len());
         for ((r, c), action) in pairs.iter().copied().zip(actions) {

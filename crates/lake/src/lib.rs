@@ -150,6 +150,9 @@ pub struct OrdersFiles {
     pub rewritten: u64,
     /// Files added.
     pub added: u64,
+    /// Files read a second time, for their tie-break columns: a change met
+    /// a row of its own sequence there (keyed upsert, read whole).
+    pub reread: u64,
 }
 
 impl Lake {
@@ -277,4 +280,15 @@ impl Lake {
     pub(crate) fn dataset_names(&self) -> Vec<String> {
         self.sets.iter().map(|s| s.dataset.name.clone()).collect()
     }
+}
+
+/// A lake in a new temporary directory holding the datasets of spec `text`
+/// (tests); the directory goes when the first value is dropped.
+#[cfg(test)]
+pub(crate) async fn test_lake(text: &str) -> (tempfile::TempDir, Lake) {
+    let spec = Spec::parse(text, "test.toml").expect("a valid spec");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = lake_url(dir.path().to_str().expect("a UTF-8 path")).expect("a lake URL");
+    let lake = Lake::open_spec(&root, &spec).await.expect("the lake opens");
+    (dir, lake)
 }

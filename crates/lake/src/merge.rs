@@ -169,6 +169,7 @@ impl Lake {
             skipped: metrics.num_target_files_skipped_during_scan as u64,
             rewritten: metrics.num_target_files_removed as u64,
             added: metrics.num_target_files_added as u64,
+            reread: 0,
         };
         self.count_files(&label, files, "merge");
         Ok((counts, (after != before).then_some(after).flatten()))
@@ -282,12 +283,14 @@ mod tests {
             skipped: files.skipped - earlier.skipped,
             rewritten: files.rewritten - earlier.rewritten,
             added: files.added - earlier.added,
+            reread: files.reread - earlier.reread,
         };
         let expected = crate::OrdersFiles {
             scanned: 2,
             skipped: 1,
             rewritten: 2,
             added: 1,
+            reread: 0,
         };
         assert_eq!(last, expected);
         let keys: Vec<Vec<Value>> = [5, 500_050, 1_000_050, 2_000_000]

@@ -1,6 +1,6 @@
 use super::*;
 use crate::{lake_url, Lake, SourceFile};
-use deltaload_core::{Reconciliation, Reject, RejectReason, Spec, Value};
+use deltaload_core::{Reconciliation, Reject, RejectReason, Value};
 use deltaload_flow::{LedgerRow, LedgerStatus};
 
 /// Locations with the characters that break a predicate built from text.
@@ -255,10 +255,7 @@ const MERGE_ON_READ: &str = "[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\nsequence
 /// back the rows the vector deletes): delta-rs replaces its rows.
 #[tokio::test]
 async fn a_file_with_a_deletion_vector_is_left_to_delta_rs() {
-    let spec = Spec::parse(MERGE_ON_READ, "t.toml").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let root = lake_url(dir.path().to_str().unwrap()).unwrap();
-    let mut lake = Lake::open_spec(&root, &spec).await.unwrap();
+    let (_dir, mut lake) = crate::test_lake(MERGE_ON_READ).await;
     let file = |name: &str, text: &str| SourceFile::in_memory(name.into(), text.into());
     let first = file("/landing/f1.csv", "k,s\na,1\nb,1\nc,1\nd,1\n");
     lake.load(&first, Default::default()).await.unwrap();

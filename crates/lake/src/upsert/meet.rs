@@ -80,3 +80,44 @@ impl Lake {
         Ok(deltaload_engine::meet(dataset, aligned, candidates, &target).await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::SourceFile;
+    use deltaload_core::Value;
+
+    const SPEC: &str = "[[dataset]]\nname = \"t\"\nkeys = [\"k\"]\nsequence_by = [\"s\"]\n\
+        [[dataset.columns]]\nname = \"k\"\ntype = \"bigint\"\n\
+        [[dataset.columns]]\nname = \"s\"\ntype = \"int\"\n\
+        [[dataset.columns]]\nname = \"v\"\ntype = \"string\"\n";
+
+    /// The tie-break columns of a file are read (and the changes ranked on
+    /// them) only when a change meets a row of its own sequence there; the
+    /// greater tie-break value wins either way.
+    #[tokio::test]
+    async fn tie_break_columns_are_read_only_for_a_change_of_its_rows_sequence() {
+        let (_dir, mut lake) = crate::test_lake(SPEC).await;
+        let mut reread = Vec::new();
+        for (name, text) in [
+            ("f1.csv", "k,s,v\n1,1,a\n2,1,a\n"),
+            ("f2.csv", "k,s,v\n1,1,b\n"),
+            ("f3.csv", "k,s,v\n2,2,c\n"),
+            ("f4.csv", "k,s,v\n1,1,a\n"),
+        ] {
+            let file = SourceFile::in_memory(format!("/landing/{name}"), text.into());
+            lake.load(&file, Default::default()).await.unwrap();
+            reread.push(lake.orders_files().reread);
+        }
+        assert_eq!(reread, [0, 1, 1, 2], "reread files, summed after each load");
+        let keys = [vec![Value::Int(1)], vec![Value::Int(2)]];
+        let rows = lake.current_rows(0, &keys).await.unwrap();
+        let mut values: Vec<(Value, Value)> =
+            rows.iter().map(|r| (r[0].clone(), r[2].clone())).collect();
+        values.sort_by_key(|(k, _)| format!("{k:?}"));
+        let text = |v: &str| Value::Text(v.to_string());
+        assert_eq!(
+            values,
+            [(Value::Int(1), text("b")), (Value::Int(2), text("c"))]
+        );
+    }
+}

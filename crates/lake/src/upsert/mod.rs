@@ -148,6 +148,7 @@ impl Lake {
             skipped,
             rewritten: rewritten.len() as u64,
             added: 0,
+            reread: met.reread,
         };
         if rewritten.is_empty() && inserted.is_empty() {
             self.count_files(&label, stats, "keyed upsert");
@@ -278,12 +279,14 @@ impl Lake {
         total.skipped += files.skipped;
         total.rewritten += files.rewritten;
         total.added += files.added;
+        total.reread += files.reread;
         tracing::debug!(
             table = %label,
             files_scanned = files.scanned,
             files_skipped = files.skipped,
             files_added = files.added,
             files_removed = files.rewritten,
+            files_reread = files.reread,
             "{what}"
         );
     }
