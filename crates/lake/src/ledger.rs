@@ -5,8 +5,8 @@ use crate::arrow_rows;
 use crate::error::LakeError;
 use crate::replace::{replace_rows, select_rows, Selection};
 use crate::schema::TableName;
+use crate::table::refresh;
 use crate::table::{longs_of, strings_of};
-use crate::table::{refresh, select_where};
 use crate::Lake;
 use deltalake::arrow::datatypes::DataType;
 use deltaload_flow::{FileKey, LedgerRow, LedgerStatus, Recorded};
@@ -28,13 +28,7 @@ impl Lake {
         ];
         let selection = Selection::is_in("location", keys.iter().map(|k| k.location.as_str()));
         let name = TableName::Ledger;
-        let batches = match select_rows(&self.ledger, &name, &columns, &selection).await? {
-            Some(batches) => batches,
-            None => {
-                let filter = selection.predicate().clone();
-                select_where(&self.ctx, &self.ledger, &name, &columns, filter).await?
-            }
-        };
+        let batches = select_rows(&self.ctx, &self.ledger, &name, &columns, &selection).await?;
         let mut seen = HashMap::new();
         for batch in &batches {
             let locations = strings_of(batch.column(0))?;
@@ -82,9 +76,8 @@ impl Lake {
             .iter()
             .map(|e| (e.location.as_str(), e.content_id.as_str()));
         let selection = Selection::file_versions(versions);
-        let (ledger, written) =
+        let (ledger, _) =
             replace_rows(&self.ledger, &TableName::Ledger, vec![batch], selection).await?;
-        tracing::debug!(table = "ledger", ?written, "rows replaced");
         self.ledger = ledger;
         Ok(())
     }

@@ -46,8 +46,7 @@ impl Lake {
                 arrow_rows::rejects(&set.dataset, f.rejects, f.location, f.content_id, loaded_at)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let (rejected, written) = replace_rows(&set.rejected, &name, rows, selection).await?;
-        tracing::debug!(table = %name.as_str(), ?written, "rows replaced");
+        let (rejected, _) = replace_rows(&set.rejected, &name, rows, selection).await?;
         set.rejected = rejected;
         Ok(set.rejected.version())
     }
@@ -65,9 +64,7 @@ impl Lake {
         let batch = arrow_rows::reconciliation(rows, orders_version, loaded_at)?;
         let selection = Selection::file_versions(rows.iter().map(|r| (r.location, r.content_id)));
         let name = TableName::Reconciliation;
-        let (table, written) =
-            replace_rows(&self.reconciliation, &name, vec![batch], selection).await?;
-        tracing::debug!(table = %name.as_str(), ?written, "rows replaced");
+        let (table, _) = replace_rows(&self.reconciliation, &name, vec![batch], selection).await?;
         self.reconciliation = table;
         Ok(())
     }

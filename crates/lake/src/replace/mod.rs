@@ -19,7 +19,7 @@ use deltalake::arrow::array::{Array, AsArray, BooleanArray};
 use deltalake::arrow::compute::{cast, concat_batches, filter_record_batch};
 use deltalake::arrow::datatypes::{DataType, Schema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::datafusion::prelude::Expr;
+use deltalake::datafusion::prelude::{Expr, SessionContext};
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::Action;
 use deltalake::protocol::{DeltaOperation, SaveMode};
@@ -65,11 +65,6 @@ impl<'a> Selection<'a> {
             wanted: values.iter().map(|v| (v.to_string(), Vec::new())).collect(),
             predicate: crate::table::is_in(column, values),
         }
-    }
-
-    /// The same selection as a DataFusion predicate.
-    pub fn predicate(&self) -> &Expr {
-        &self.predicate
     }
 
     /// Whether the table's schema has the columns, as text.
@@ -156,7 +151,19 @@ pub(crate) async fn replace_rows(
     selection: Selection<'_>,
 ) -> Result<(DeltaTable, Written), LakeError> {
     let label = name.as_str();
-    let label = label.as_str();
+    let (table, written) = replace(table, name, &label, rows, selection).await?;
+    tracing::debug!(table = %label, ?written, "rows replaced");
+    Ok((table, written))
+}
+
+/// [`replace_rows`], by this module or by delta-rs.
+async fn replace(
+    table: &DeltaTable,
+    name: &TableName,
+    label: &str,
+    rows: Vec<RecordBatch>,
+    selection: Selection<'_>,
+) -> Result<(DeltaTable, Written), LakeError> {
     let Some((files, schema)) = own_files(table, &selection, label).await? else {
         return delta_rs(table, name, rows, selection.predicate).await;
     };
@@ -262,10 +269,29 @@ async fn unselected(
     Ok((removed, kept))
 }
 
+/// The `columns` of the rows of `table` (registered in `ctx` as `name`)
+/// that `selection` selects: read by [`own_rows`], or by DataFusion where
+/// that leaves them to it.
+pub(crate) async fn select_rows(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    columns: &[&str],
+    selection: &Selection<'_>,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    match own_rows(table, name, columns, selection).await? {
+        Some(rows) => Ok(rows),
+        None => {
+            let filter = selection.predicate.clone();
+            crate::table::select_where(ctx, table, name, columns, filter).await
+        }
+    }
+}
+
 /// The `columns` of the rows of `table` that `selection` selects, read from
 /// the files whose statistics may hold them; `None` when they are for
 /// DataFusion to read (a table or file [`replace_rows`] leaves to delta-rs).
-pub(crate) async fn select_rows(
+async fn own_rows(
     table: &DeltaTable,
     name: &TableName,
     columns: &[&str],

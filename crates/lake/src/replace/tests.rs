@@ -111,7 +111,7 @@ fn table_of<'a>(lake: &'a mut Lake, name: &TableName) -> &'a mut DeltaTable {
     }
 }
 
-/// The rows of some random locations, as [`select_rows`] reads them from
+/// The rows of some random locations, as [`own_rows`] reads them from
 /// `own` and as DataFusion reads them from `theirs`: sorted lines of text.
 async fn select_both(
     rng: &mut Rng,
@@ -133,11 +133,11 @@ async fn select_both(
         .map(|i| LOCATIONS[i]);
     let selection = Selection::is_in(column, wanted);
     let columns = [column, "content_id"];
-    let ours = select_rows(table, name, &columns, &selection)
+    let ours = own_rows(table, name, &columns, &selection)
         .await
         .unwrap()
         .unwrap();
-    let filter = selection.predicate().clone();
+    let filter = selection.predicate.clone();
     let expected = crate::table::select_where(&theirs.ctx, other, name, &columns, filter);
     (lines(&ours), lines(&expected.await.unwrap()))
 }
