@@ -11,8 +11,10 @@ mod dataset_permutations;
 mod dataset_specs;
 mod datasets;
 mod dead_letters;
+mod debezium;
 mod delete_cases;
 mod deletes;
+mod dms;
 mod event_batches;
 mod event_failures;
 mod events;
@@ -49,6 +51,46 @@ use std::process::Output;
 /// Runs the `deltaload` command (built with the fault switch) in `sb`.
 pub fn deltaload(sb: &Sandbox, args: &[&str], fault: Option<&str>) -> Output {
     sb.cli_at(env!("CARGO_BIN_EXE_deltaload-faulty"), args, fault)
+}
+
+/// `deltaload --spec spec.toml ARGS` in `sb`.
+pub fn with_spec(sb: &Sandbox, args: &[&str]) -> Output {
+    let mut all = vec!["--spec", "spec.toml"];
+    all.extend_from_slice(args);
+    deltaload(sb, &all, None)
+}
+
+/// [`with_spec`], which must succeed: its standard output.
+pub fn with_spec_ok(sb: &Sandbox, args: &[&str]) -> String {
+    let out = with_spec(sb, args);
+    let text = deltaload_tests::stdout(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {text}{}",
+        deltaload_tests::stderr(&out)
+    );
+    text
+}
+
+/// A sandbox of an example: `spec` (a spec file's text, also written as
+/// `spec.toml`) and `files` under `raw/`.
+pub fn example_sandbox(spec: &str, files: &[(String, Vec<u8>)]) -> Sandbox {
+    let parsed = deltaload_core::Spec::parse(spec, "spec.toml").expect("example spec");
+    let sb = Sandbox::with_spec(parsed);
+    std::fs::write(sb.dir.path().join("spec.toml"), spec).expect("write spec");
+    for (name, content) in files {
+        sb.file(name, content);
+    }
+    sb
+}
+
+/// The lines of `show --format csv`, without its last two columns
+/// (`source_file`, `loaded_at`).
+pub fn shown_rows(csv: &str) -> Vec<&str> {
+    csv.lines()
+        .map(|l| l.rsplitn(3, ',').nth(2).unwrap_or(l))
+        .collect()
 }
 
 /// `deltaload serve --once` on the stack's queue into `lake`, with `extra` arguments.

@@ -47,11 +47,15 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
             true => "no sequence_by: the later load wins, no tombstones",
             false => "remembered in the tombstones table",
         };
-        out!(
-            "  deletes: a change whose {:?} is one of {:?} ({kept})",
-            del.column,
-            del.values
-        );
+        let which = match d.preset {
+            Some(_) => "the preset's deletes".to_string(),
+            None => format!("a change whose {:?} is one of {:?}", del.column, del.values),
+        };
+        out!("  deletes: {which} ({kept})");
+    }
+    let preset = deltaload_core::spec::describe_preset(d);
+    for line in &preset {
+        out!("  {line}");
     }
     if d.merge_on_read {
         out!("  merge-on-read: changed rows marked deleted (deletion vectors), their files kept");
@@ -62,6 +66,9 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
             deltaload_core::spec::ExtraFields::Ignore => "ignored",
         };
         out!("  format: {}, undeclared fields {extra}", d.format.as_str());
+        return columns(d);
+    }
+    if !preset.is_empty() {
         return columns(d);
     }
     let header = match d.csv.header {

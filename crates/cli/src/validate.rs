@@ -21,7 +21,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                     continue;
                 }
             };
-        let parsed = match deltaload_lake::read_changes(dataset, &file.bytes)? {
+        let parsed = match deltaload_lake::read_changes(dataset, &shown, &file.bytes)? {
             Ok(parsed) => parsed,
             Err(refused) => {
                 out!("{shown}: would be refused: {refused}");

@@ -77,6 +77,7 @@ fn with_deletes() -> Dataset {
     d.delete_when = Some(crate::spec::DeleteWhen {
         column: "op".into(),
         values: vec!["d".into()],
+        upserts: Vec::new(),
     });
     d
 }

@@ -67,7 +67,7 @@ pub fn check_header(
 
 /// The names a file's header holds: the columns, then the delete column if any.
 fn expected_names(dataset: &Dataset) -> Vec<&str> {
-    let mut names = dataset.column_names();
+    let mut names: Vec<&str> = dataset.declared().iter().map(|c| c.name.as_str()).collect();
     names.extend(dataset.delete_when.as_ref().map(|d| d.column.as_str()));
     names
 }
@@ -93,7 +93,7 @@ fn exact(dataset: &Dataset, names: &[&str], found: &[String]) -> Option<Vec<usiz
 }
 
 /// The field of each column when the header names each column exactly once and nothing else.
-fn by_name(names: &[&str], found: &[String]) -> Option<Vec<usize>> {
+pub(crate) fn by_name(names: &[&str], found: &[String]) -> Option<Vec<usize>> {
     if found.len() != names.len() {
         return None;
     }
@@ -103,7 +103,8 @@ fn by_name(names: &[&str], found: &[String]) -> Option<Vec<usize>> {
         .collect()
 }
 
-fn describe(names: &[&str], found: &[String]) -> String {
+/// What differs between the `names` a header should hold and those `found`.
+pub(crate) fn describe(names: &[&str], found: &[String]) -> String {
     let missing: Vec<&str> = names
         .iter()
         .copied()

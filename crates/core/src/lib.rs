@@ -29,6 +29,7 @@ pub mod error;
 pub mod fields;
 pub mod identity;
 pub mod jsonl;
+mod layout;
 pub mod newest;
 pub mod pieces;
 pub mod ranges;

@@ -9,7 +9,7 @@
 //! to counting them over the whole file.
 
 use crate::contract::HeaderMismatch;
-use crate::spec::{Dataset, Format, HeaderMode};
+use crate::spec::{Dataset, Format, HeaderMode, Preset};
 
 /// The end of the file's header in `window` (the file's first bytes): the byte
 /// after the header record and the line ends after it. `Some(0)` without a
@@ -25,12 +25,28 @@ pub fn header_end(dataset: &Dataset, window: &[u8], eof: bool) -> Option<usize> 
                 Ok(true) => match reader.position().byte() as usize {
                     // A header running to the window's end may go on after it.
                     end if end >= window.len() && !eof => None,
+                    // An AWS DMS file's first record is a header or a row.
+                    _ if !is_header(dataset, &record) => Some(0),
                     end => settle(window, end, eof),
                 },
                 _ => eof.then_some(window.len()),
             }
         }
     }
+}
+
+/// Whether a CSV file's first `record` is its header: always, but for an
+/// AWS DMS dataset, where it is a header when it names the columns.
+fn is_header(dataset: &Dataset, record: &csv::ByteRecord) -> bool {
+    if dataset.preset != Some(Preset::AwsDms) {
+        return true;
+    }
+    let names: Vec<String> = record
+        .iter()
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    // A header that names the columns wrongly is refused when the file is read.
+    !matches!(crate::layout::dms_header(dataset, &names), Ok(None))
 }
 
 /// The end of the last whole record of `window`, which starts at a record of

@@ -3,9 +3,10 @@
 //! line number, raw text and reason.
 
 use crate::contract::{check_header, HeaderMismatch};
+use crate::layout::Layout;
 use crate::record::{parse_into, RejectReason};
 use crate::sink::Sink;
-use crate::spec::{Dataset, HeaderMode};
+use crate::spec::{Dataset, HeaderMode, Preset};
 use crate::value::Rows;
 use std::borrow::Cow;
 
@@ -90,15 +91,9 @@ pub(crate) fn read_in_spans<S: Sink + Send>(
     parts: usize,
     min_span: usize,
 ) -> Result<ParsedFile<S>, HeaderMismatch> {
-    let (at, start) = match dataset.csv.header {
-        HeaderMode::None => (check_header(dataset, Some(&[]))?, 0),
-        _ => match first_record(dataset, body) {
-            Some((names, end)) => (check_header(dataset, Some(&names))?, end),
-            None => {
-                check_header(dataset, None)?;
-                return Ok(ParsedFile::empty(dataset));
-            }
-        },
+    let (at, start) = match layout(dataset, body)? {
+        Some(found) => found,
+        None => return Ok(ParsedFile::empty(dataset)),
     };
     // After the header's line end and any blank lines (so the lines before
     // a span never end in half a CRLF).
@@ -110,6 +105,30 @@ pub(crate) fn read_in_spans<S: Sink + Send>(
         Ok(read_records(dataset, &body[from..to], &at, lines[k]))
     };
     crate::chunks::joined(crate::chunks::in_parallel(spans.len(), parse), dataset)
+}
+
+/// Where the fields of `body`'s records go, and the byte after its header;
+/// `None` for a file of no records whose dataset allows that.
+fn layout(dataset: &Dataset, body: &[u8]) -> Result<Option<(Layout, usize)>, HeaderMismatch> {
+    if dataset.preset == Some(Preset::AwsDms) {
+        return Ok(Some(match first_record(dataset, body) {
+            Some((names, end)) => match crate::layout::dms_header(dataset, &names)? {
+                Some(by_name) => (by_name, end),
+                None => (Layout::dms(dataset), 0),
+            },
+            None => (Layout::dms(dataset), 0),
+        }));
+    }
+    Ok(Some(match dataset.csv.header {
+        HeaderMode::None => (Layout::Fixed(check_header(dataset, Some(&[]))?), 0),
+        _ => match first_record(dataset, body) {
+            Some((names, end)) => (Layout::Fixed(check_header(dataset, Some(&names))?), end),
+            None => {
+                check_header(dataset, None)?;
+                return Ok(None);
+            }
+        },
+    }))
 }
 
 /// The first record's fields (the header) and the byte where the next begins;
@@ -142,7 +161,7 @@ pub(crate) fn csv_reader<'a>(dataset: &Dataset, body: &'a [u8]) -> csv::Reader<&
 fn read_records<S: Sink>(
     dataset: &Dataset,
     body: &[u8],
-    at: &[usize],
+    layout: &Layout,
     mut line: u64,
 ) -> ParsedFile<S> {
     let mut reader = csv_reader(dataset, body);
@@ -175,14 +194,18 @@ fn read_records<S: Sink>(
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
         let changes = &mut parsed.changes;
-        match decode(&record).and_then(|fields| parse_into(dataset, &fields, at, changes)) {
+        let placed = layout.place(record.len()).ok();
+        let parse = |at: &[usize]| {
+            decode(&record).and_then(|fields| parse_into(dataset, &fields, at, line, changes))
+        };
+        match layout.place(record.len()).and_then(parse) {
             Ok(()) => {}
             Err(reason) => {
                 changes.drop_record();
                 parsed.rejects.push(Reject {
                     line,
                     raw: raw_text(body, first, end),
-                    key: key_text(dataset, &record, at),
+                    key: key_text(dataset, &record, placed.unwrap_or(layout.any())),
                     reason,
                 })
             }

@@ -21,6 +21,14 @@ pub enum RejectReason {
     },
     /// A field is not valid UTF-8.
     NotUtf8,
+    /// An AWS DMS record with neither the declared columns' count of fields
+    /// nor one more (its `Op` first).
+    DmsFieldCount {
+        /// Fields in the record.
+        found: usize,
+        /// Columns declared.
+        columns: usize,
+    },
     /// A field that does not parse as its column's type.
     Column {
         /// The column.
@@ -51,6 +59,11 @@ pub enum RejectReason {
     FieldTwice {
         /// The field.
         name: String,
+    },
+    /// A line of a Debezium dataset that is not one of Debezium's events.
+    NotDebezium {
+        /// What the line is instead, and what was expected.
+        detail: String,
     },
     /// The rest of a CSV file, which the CSV reader could not read.
     UnreadableCsv {
@@ -84,6 +97,11 @@ impl fmt::Display for RejectReason {
             Self::FieldCount { found, expected } => {
                 write!(f, "has {found} fields, expected {expected}")
             }
+            Self::DmsFieldCount { found, columns } => write!(
+                f,
+                "has {found} fields, expected {columns} (a full-load row) or {} (AWS DMS's Op first)",
+                columns + 1
+            ),
             Self::NotUtf8 => write!(f, "is not valid UTF-8"),
             Self::Column { name, detail } => write!(f, "{name} {detail}"),
             Self::Null { name, text } if text.is_empty() => write!(f, "{name} is empty"),
@@ -101,6 +119,7 @@ impl fmt::Display for RejectReason {
             } => write!(f, "is not valid JSON: {detail}"),
             Self::FieldTwice { name } => write!(f, "field {} appears twice", shown(name)),
             Self::UnreadableCsv { detail } => write!(f, "unreadable CSV: {detail}"),
+            Self::NotDebezium { detail } => write!(f, "is not a Debezium change event: {detail}"),
         }
     }
 }
@@ -139,7 +158,7 @@ pub fn parse_record(
     positions: &[usize],
 ) -> Result<Row, RejectReason> {
     let mut rows = Rows::new(dataset.width());
-    parse_into(dataset, fields, positions, &mut rows)?;
+    parse_into(dataset, fields, positions, 0, &mut rows)?;
     Ok(rows.row(0).to_vec())
 }
 
@@ -149,6 +168,7 @@ pub fn parse_into<S: Sink>(
     dataset: &Dataset,
     fields: &[&str],
     positions: &[usize],
+    line: u64,
     out: &mut S,
 ) -> Result<(), RejectReason> {
     if fields.len() != positions.len() {
@@ -157,12 +177,23 @@ pub fn parse_into<S: Sink>(
             expected: positions.len(),
         });
     }
-    // A delete needs its key and sequence alone: the other fields are not read.
-    let delete = dataset.delete_when.as_ref().map(|d| {
-        let text = fields[positions[dataset.columns.len()]];
-        d.matches(text)
-    });
-    for (i, (column, &at)) in dataset.columns.iter().zip(positions).enumerate() {
+    let declared = dataset.declared();
+    // A delete needs its key and sequence alone: the other fields are not
+    // read. A file without the delete column (AWS DMS's full load) upserts.
+    let delete = match (&dataset.delete_when, positions.get(declared.len())) {
+        (Some(d), Some(&at)) => {
+            Some(
+                d.classify(fields[at])
+                    .map_err(|detail| RejectReason::Column {
+                        name: d.column.clone(),
+                        detail,
+                    })?,
+            )
+        }
+        (Some(_), None) => Some(false),
+        (None, _) => None,
+    };
+    for (i, (column, &at)) in declared.iter().zip(positions).enumerate() {
         if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
             out.field(Scalar::Null);
             continue;
@@ -185,6 +216,7 @@ pub fn parse_into<S: Sink>(
             }
         })?);
     }
+    crate::spec::fill_generated(dataset.generated_columns(), line, out);
     out.end(delete);
     Ok(())
 }

@@ -175,3 +175,82 @@ fn a_file_of_the_datasets_own_types_is_taken_a_batch_at_a_time() {
         0
     );
 }
+
+/// `batch` written as a Parquet file.
+fn written(batch: &RecordBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    out
+}
+
+#[test]
+fn a_dms_parquet_file_rejects_unknown_operations_and_numbers_its_rows_either_way() {
+    let spec = "[[dataset]]\nname = \"t\"\nformat = \"parquet\"\npreset = \"aws_dms\"\n\
+                keys = [\"id\"]\ncolumns = [{ name = \"id\", type = \"bigint\" }, \
+                { name = \"v\", type = \"string\" }]\n";
+    let d = Spec::parse(spec, "t.toml").unwrap().datasets[0]
+        .as_ref()
+        .clone();
+    let ops = StringArray::from(vec![Some("I"), Some("X"), None, Some("D"), Some("U")]);
+    let ids = Int64Array::from(vec![1, 2, 3, 4, 5]);
+    let texts = StringArray::from(vec!["a", "b", "c", "d", "e"]);
+    let with_op = RecordBatch::try_from_iter([
+        ("Op", Arc::new(ops) as ArrayRef),
+        ("id", Arc::new(ids.clone()) as ArrayRef),
+        ("v", Arc::new(texts.clone()) as ArrayRef),
+    ])
+    .unwrap();
+    // Int32 ids are converted value by value; Int64 ones taken whole.
+    let converted = RecordBatch::try_from_iter([
+        ("Op", with_op.column(0).clone()),
+        (
+            "id",
+            Arc::new(Int32Array::from(vec![1, 2, 3, 4, 5])) as ArrayRef,
+        ),
+        ("v", Arc::new(texts.clone()) as ArrayRef),
+    ])
+    .unwrap();
+    for (batch, whole) in [(&with_op, 1), (&converted, 0)] {
+        let read = read_changes(&d, &written(batch)).unwrap();
+        assert_eq!(read.whole_batches, whole);
+        let reasons: Vec<(u64, String)> = read
+            .rejects
+            .iter()
+            .map(|r| (r.line, r.reason.to_string()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                (
+                    2,
+                    "Op \"X\" is not an operation: expected one of I, U, D".to_string()
+                ),
+                (
+                    3,
+                    "Op \"\" is not an operation: expected one of I, U, D".to_string()
+                ),
+            ]
+        );
+        let rows = as_values(&d, &read);
+        let lines: Vec<&Value> = rows.iter().map(|r| &r[3]).collect();
+        assert_eq!(lines, [&Value::Int(1), &Value::Int(4), &Value::Int(5)]);
+        let deletes: Vec<&Value> = rows.iter().map(|r| &r[4]).collect();
+        assert_eq!(
+            deletes,
+            [&Value::Bool(false), &Value::Bool(true), &Value::Bool(false)]
+        );
+    }
+    let full_load = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as ArrayRef),
+        ("v", Arc::new(texts) as ArrayRef),
+    ])
+    .unwrap();
+    let read = read_changes(&d, &written(&full_load)).unwrap();
+    assert_eq!(
+        (read.changes(), read.rejects.len()),
+        (5, 0),
+        "no Op: every row upserts"
+    );
+}

@@ -41,7 +41,7 @@ impl Lake {
         }
         if self.budget.fits_whole(size) {
             let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
-                Ok(match crate::read_changes(dataset, bytes)? {
+                Ok(match crate::read_changes(dataset, &file.location, bytes)? {
                     Ok(changes) => Intake::Whole(changes),
                     Err(refused) => Intake::Refused(refused),
                 })

@@ -22,14 +22,20 @@ pub struct FileChanges {
     pub rejects: Vec<Reject>,
 }
 
-/// Reads a change file of `dataset` in its format (CSV, JSON Lines or
-/// Parquet) into Arrow: the newest change of each key and the rejects, or
-/// why the whole file is refused (the inner `Err`).
+/// Reads a change file of `dataset` at `location` (a path or an object
+/// key: a preset's order comes from its name) in its format (CSV, JSON
+/// Lines or Parquet) into Arrow: the newest change of each key and the
+/// rejects, or why the whole file is refused (the inner `Err`).
 pub fn read_changes(
     dataset: &Dataset,
+    location: &str,
     bytes: &[u8],
 ) -> Result<Result<FileChanges, HeaderMismatch>, LakeError> {
     let started = std::time::Instant::now();
+    let rank = match file_rank(dataset, location) {
+        Ok(rank) => rank,
+        Err(refused) => return Ok(Err(refused)),
+    };
     let ingested = match ingest(dataset, bytes)? {
         Ok(ingested) => ingested,
         Err(refused) => return Ok(Err(refused)),
@@ -41,7 +47,10 @@ pub fn read_changes(
         .iter()
         .map(|b| b.column(width).as_boolean().true_count() as u64)
         .sum();
-    let newest = newest_of(dataset, &ingested.batches)?;
+    let mut newest = newest_of(dataset, &ingested.batches)?;
+    if let Some(rank) = rank {
+        newest = in_feed(dataset, newest, &rank, 0)?;
+    }
     tracing::debug!(
         read_ms,
         newest_ms = started.elapsed().as_millis() as u64 - read_ms,
@@ -97,6 +106,46 @@ pub(crate) fn newest_of(
         false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
             .map_err(LakeError::arrow(label)),
     }
+}
+
+/// The text of the preset's [`deltaload_core::spec::FEED_FILE`] column for
+/// the file at `location` (`None` without one), or the file's refusal.
+pub(crate) fn file_rank(
+    dataset: &Dataset,
+    location: &str,
+) -> Result<Option<String>, HeaderMismatch> {
+    dataset
+        .file_rank(location)
+        .map_err(|problem| HeaderMismatch::new(dataset, Vec::new(), problem))
+}
+
+/// `batch` (changes of one file, or of a piece of it after `lines_before`
+/// lines) with its place in the feed: [`deltaload_core::spec::FEED_FILE`]
+/// holding `rank`, and [`deltaload_core::spec::FEED_LINE`] counted from the
+/// file's start. The readers leave the first null, as they do not know the
+/// file's name, and count lines from the start of what they read.
+pub(crate) fn in_feed(
+    dataset: &Dataset,
+    batch: RecordBatch,
+    rank: &str,
+    lines_before: u64,
+) -> Result<RecordBatch, LakeError> {
+    use deltalake::arrow::array::{Int64Array, StringArray};
+    use deltaload_core::spec::{FEED_FILE, FEED_LINE};
+    let mut columns = batch.columns().to_vec();
+    if let Some(at) = dataset.column_index(FEED_FILE) {
+        let ranks = StringArray::from_iter_values(std::iter::repeat_n(rank, batch.num_rows()));
+        columns[at] = std::sync::Arc::new(ranks);
+    }
+    match dataset.column_index(FEED_LINE) {
+        Some(at) if lines_before > 0 => {
+            let lines = columns[at].as_primitive::<deltalake::arrow::datatypes::Int64Type>();
+            let shifted: Int64Array = lines.unary(|l| l + lines_before as i64);
+            columns[at] = std::sync::Arc::new(shifted);
+        }
+        _ => {}
+    }
+    RecordBatch::try_new(batch.schema(), columns).map_err(LakeError::arrow(&dataset.name))
 }
 
 /// Whether `winners` is `0, 1, 2, ...`: the file held each key once, in order.

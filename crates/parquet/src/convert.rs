@@ -137,6 +137,30 @@ pub(crate) fn delete_flags(
     flags.ok_or_else(|| format!("the delete column is {} in a row group", array.data_type()))
 }
 
+/// Per row, why its operation is none of `delete_when`'s (a preset's, which
+/// lists its upserts): `None` for a row that is fine, or when any text is.
+pub(crate) fn operation_problems(
+    delete_when: &deltaload_core::spec::DeleteWhen,
+    array: &dyn Array,
+) -> Vec<Option<String>> {
+    if delete_when.upserts.is_empty() {
+        return vec![None; array.len()];
+    }
+    let check = |s: Option<&str>| delete_when.classify(s.unwrap_or_default()).err();
+    if let Some(dict) = array.as_any_dictionary_opt() {
+        let values = operation_problems(delete_when, dict.values().as_ref());
+        let null = check(None);
+        return ints(dict.keys(), |i, k| {
+            match k.and_then(|k| usize::try_from(k).ok()) {
+                Some(k) if array.is_valid(i) => values.get(k).cloned().flatten(),
+                _ => null.clone(),
+            }
+        })
+        .unwrap_or_default();
+    }
+    texts(array, |_, s| check(s)).unwrap_or_else(|| vec![check(None); array.len()])
+}
+
 /// `f(row, text)` over a UTF-8 array of any kind; `None` for another type.
 fn texts<R>(array: &dyn Array, f: impl FnMut(usize, Option<&str>) -> R) -> Option<Vec<R>> {
     fn each<'a, A: StringArrayType<'a>, R>(

@@ -9,8 +9,9 @@ use crate::raw::{key_text, row_json};
 use crate::schema::Plan;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
+use deltaload_core::spec::FEED_LINE;
 use deltaload_core::{Dataset, Reject, RejectReason};
 use std::sync::Arc;
 
@@ -33,15 +34,25 @@ pub(crate) fn exact_batch(
         }
     }
     let n = batch.num_rows();
-    let deletes = match (&dataset.delete_when, plan.delete) {
-        (Some(d), Some(at)) => crate::convert::delete_flags(d, batch.column(at).as_ref())?,
-        _ => vec![false; n],
+    arrays.extend(generated(dataset, before, n));
+    let (deletes, mut reason) = match (&dataset.delete_when, plan.delete) {
+        (Some(d), Some(at)) => {
+            let ops = batch.column(at).as_ref();
+            let problems = crate::convert::operation_problems(d, ops);
+            let reason = problems.into_iter().map(|p| {
+                p.map(|detail| RejectReason::Column {
+                    name: d.column.clone(),
+                    detail,
+                })
+            });
+            (crate::convert::delete_flags(d, ops)?, reason.collect())
+        }
+        _ => (vec![false; n], vec![None; n]),
     };
     let deletes = BooleanArray::from(deletes);
     let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
     // The first column, in declared order, that holds a null it may not.
-    let mut reason: Vec<Option<usize>> = vec![None; n];
-    for (i, column) in dataset.columns.iter().enumerate() {
+    for (i, column) in dataset.declared().iter().enumerate() {
         let array = &arrays[i];
         if column.nullable || array.null_count() == 0 {
             continue;
@@ -49,7 +60,10 @@ pub(crate) fn exact_batch(
         for (row, r) in reason.iter_mut().enumerate() {
             let skipped = deletes.value(row) && !needed(i);
             if r.is_none() && array.is_null(row) && !skipped {
-                *r = Some(i);
+                *r = Some(RejectReason::Column {
+                    name: column.name.clone(),
+                    detail: "is null".to_string(),
+                });
             }
         }
     }
@@ -63,14 +77,33 @@ pub(crate) fn exact_batch(
     }
     arrays.push(Arc::new(deletes));
     let changes = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
-    let rejects = rejects(dataset, plan, batch, before, &reason);
+    let keep = BooleanArray::from(reason.iter().map(Option::is_none).collect::<Vec<_>>());
+    let rejects = rejects(dataset, plan, batch, before, reason);
     if rejects.is_empty() {
         return Ok(Some((changes, rejects)));
     }
-    let keep = BooleanArray::from(reason.iter().map(Option::is_none).collect::<Vec<_>>());
     let kept =
         arrow_select::filter::filter_record_batch(&changes, &keep).map_err(|e| e.to_string())?;
     Ok(Some((kept, rejects)))
+}
+
+/// The generated columns of `n` rows from row `before + 1`: each row's
+/// number in [`FEED_LINE`], and a null [`FEED_FILE`] (filled once the
+/// file's name is known).
+///
+/// [`FEED_FILE`]: deltaload_core::spec::FEED_FILE
+fn generated(dataset: &Dataset, before: u64, n: usize) -> Vec<ArrayRef> {
+    let rows = (before as i64 + 1)..(before as i64 + 1 + n as i64);
+    dataset
+        .generated_columns()
+        .iter()
+        .map(|c| -> ArrayRef {
+            match c.name.as_str() {
+                FEED_LINE => Arc::new(Int64Array::from_iter_values(rows.clone())),
+                _ => arrow_array::new_null_array(&DataType::Utf8, n),
+            }
+        })
+        .collect()
 }
 
 /// `array` as a column of type `to`, when it holds exactly that type and
@@ -107,22 +140,18 @@ fn rejects(
     plan: &Plan,
     batch: &RecordBatch,
     before: u64,
-    reason: &[Option<usize>],
+    reason: Vec<Option<RejectReason>>,
 ) -> Vec<Reject> {
     let keys: Vec<&dyn Array> = plan.key_arrays(dataset, batch);
     reason
-        .iter()
+        .into_iter()
         .enumerate()
         .filter_map(|(row, r)| {
-            let column = &dataset.columns[(*r)?];
             Some(Reject {
                 line: before + row as u64 + 1,
                 raw: row_json(batch, row),
                 key: key_text(&keys, row),
-                reason: RejectReason::Column {
-                    name: column.name.clone(),
-                    detail: "is null".to_string(),
-                },
+                reason: r?,
             })
         })
         .collect()

@@ -2,7 +2,7 @@
 //! into a change of `width()` values or a reject with its row number, the row
 //! as JSON, its key and the first reason in declared column order.
 
-use crate::convert::{cells, delete_flags, Skip};
+use crate::convert::{cells, delete_flags, operation_problems, Skip};
 use crate::raw::{key_text, row_json};
 use crate::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -23,28 +23,36 @@ pub(crate) fn read_batch<S: Sink>(
             .get(at)
             .ok_or_else(|| format!("a row group has {} columns", batch.num_columns()))
     };
-    let deletes = match (&dataset.delete_when, plan.delete) {
-        (Some(d), Some(at)) => Some(delete_flags(d, column(at)?.as_ref())?),
-        _ => None,
+    let (deletes, mut problems) = match (&dataset.delete_when, plan.delete) {
+        (Some(d), Some(at)) => {
+            let ops = column(at)?.as_ref();
+            (Some(delete_flags(d, ops)?), operation_problems(d, ops))
+        }
+        _ => (None, vec![None; batch.num_rows()]),
     };
+    let declared = dataset.declared();
     // A delete needs its key and sequence alone: the other columns are not read.
-    let needed: Vec<bool> = (0..dataset.columns.len())
+    let needed: Vec<bool> = (0..declared.len())
         .map(|i| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i))
         .collect();
-    let mut converted = Vec::with_capacity(dataset.columns.len());
-    for (i, c) in dataset.columns.iter().enumerate() {
+    let mut converted = Vec::with_capacity(declared.len());
+    for (i, c) in declared.iter().enumerate() {
         let at = *plan.columns.get(i).ok_or("a column was not planned")?;
         let skip = Skip(if needed[i] { None } else { deletes.as_deref() });
         converted.push(cells(c, column(at)?.as_ref(), skip)?.into_iter());
     }
     let keys: Vec<&dyn Array> = plan.key_arrays(dataset, batch);
-    for row in 0..batch.num_rows() {
+    for (row, problem) in problems.iter_mut().enumerate() {
         let delete = deletes
             .as_ref()
             .map(|d| d.get(row).copied().unwrap_or(false));
         let values = &mut parsed.changes;
-        let mut reason = None;
-        for ((column, cells), &needed) in dataset.columns.iter().zip(&mut converted).zip(&needed) {
+        let op = dataset.delete_when.as_ref().map(|d| d.column.clone());
+        let mut reason = problem.take().map(|detail| RejectReason::Column {
+            name: op.unwrap_or_default(),
+            detail,
+        });
+        for ((column, cells), &needed) in declared.iter().zip(&mut converted).zip(&needed) {
             let cell = cells.next().unwrap_or(Ok(Value::Null));
             match cell {
                 _ if reason.is_some() => {}
@@ -65,6 +73,8 @@ pub(crate) fn read_batch<S: Sink>(
             }
         }
         let Some(reason) = reason else {
+            let line = before + row as u64 + 1;
+            deltaload_core::spec::fill_generated(dataset.generated_columns(), line, values);
             values.end(delete);
             continue;
         };

@@ -39,7 +39,8 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
     let found: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let refuse = |problem: String| refusal(dataset, found.clone(), problem);
     let delete = dataset.delete_when.as_ref().map(|d| d.column.as_str());
-    let wanted: Vec<&str> = dataset.column_names().into_iter().chain(delete).collect();
+    let declared: Vec<&str> = dataset.declared().iter().map(|c| c.name.as_str()).collect();
+    let wanted: Vec<&str> = declared.iter().copied().chain(delete).collect();
     if let Some(name) = wanted
         .iter()
         .find(|w| found.iter().filter(|f| f == w).count() > 1)
@@ -48,9 +49,9 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
             "column {name:?} appears more than once in the file"
         )));
     }
-    let missing: Vec<&str> = dataset
-        .column_names()
-        .into_iter()
+    let missing: Vec<&str> = declared
+        .iter()
+        .copied()
         .filter(|w| !found.iter().any(|f| f == w))
         .collect();
     if !missing.is_empty() {
@@ -59,7 +60,9 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
             quoted(&missing)
         )));
     }
-    if let Some(d) = delete.filter(|d| !found.iter().any(|f| f == d)) {
+    // An AWS DMS full-load file has no Op: every row upserts.
+    let optional = dataset.preset.is_some();
+    if let Some(d) = delete.filter(|d| !optional && !found.iter().any(|f| f == d)) {
         return Err(refuse(format!(
             "the file has no column {d:?}, which delete_when reads to tell deletes"
         )));
@@ -82,11 +85,7 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
         .collect();
     let among = |name: &str| read.iter().position(|&i| found[i] == name);
     Ok(Plan {
-        columns: dataset
-            .column_names()
-            .into_iter()
-            .filter_map(among)
-            .collect(),
+        columns: declared.into_iter().filter_map(among).collect(),
         delete: delete.and_then(among),
         read,
     })
@@ -108,7 +107,7 @@ fn quoted(names: &[&str]) -> String {
 
 /// Each declared column's file type, then the delete column's.
 fn check_types(dataset: &Dataset, schema: &Schema) -> Result<(), String> {
-    for column in &dataset.columns {
+    for column in dataset.declared() {
         let Ok(field) = schema.field_with_name(&column.name) else {
             continue;
         };
@@ -130,6 +129,16 @@ fn check_types(dataset: &Dataset, schema: &Schema) -> Result<(), String> {
         return Ok(());
     };
     match schema.field_with_name(&d.column).map(|f| f.data_type()) {
+        Ok(dt) if !d.upserts.is_empty() && !is_text(dt) => Err(format!(
+            "column {:?} is {dt} in the file: it holds the operation ({}) as text",
+            d.column,
+            d.upserts
+                .iter()
+                .chain(&d.values)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         Ok(dt) if !deletable(dt) => Err(format!(
             "delete column {:?} is {dt} in the file: delete_when reads a string, integer or \
              boolean column",

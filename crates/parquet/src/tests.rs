@@ -178,6 +178,7 @@ fn dictionaries_convert_each_value_once() {
         &deltaload_core::spec::DeleteWhen {
             column: "op".into(),
             values: vec!["x".into()],
+            upserts: Vec::new(),
         },
         &dict,
     )

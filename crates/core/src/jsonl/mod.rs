@@ -13,11 +13,10 @@ use crate::fields::{parse_decimal, parse_double, parse_integer, shown};
 use crate::reader::{ParsedFile, Reject};
 use crate::record::RejectReason;
 use crate::sink::{Scalar, Sink};
-use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields};
-use scan::{Object, Raw};
+use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields, Preset};
+use scan::{Kind, Object, Raw};
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt;
 
 /// A UTF-8 byte-order mark, skipped at the start of a file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -73,6 +72,7 @@ fn read_lines<S: Sink>(
     first: u64,
 ) -> Result<ParsedFile<S>, HeaderMismatch> {
     let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
+    let mut schemas = debezium::Schemas::default();
     // A span ends after a line feed: the empty piece after it is blank.
     for (index, line) in body.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -81,7 +81,7 @@ fn read_lines<S: Sink>(
         }
         let number = first + index as u64;
         let changes = &mut parsed.changes;
-        match read_line(dataset, number, line, changes) {
+        match read_line(dataset, number, line, changes, &mut schemas) {
             Ok(()) => {}
             Err(Failure::Refused(refusal)) => return Err(refusal),
             Err(Failure::Rejected { key, reason }) => {
@@ -118,6 +118,7 @@ fn read_line<S: Sink>(
     number: u64,
     line: &[u8],
     out: &mut S,
+    schemas: &mut debezium::Schemas,
 ) -> Result<(), Failure> {
     let Ok(text) = std::str::from_utf8(line) else {
         // The key is still worth finding, from the text as the reject shows it.
@@ -130,12 +131,41 @@ fn read_line<S: Sink>(
             reason: RejectReason::NotUtf8,
         });
     };
-    let fields = parse_object(text).map_err(|reason| Failure::Rejected { key: None, reason })?;
+    let debezium = dataset.preset == Some(Preset::Debezium);
+    if debezium && text.trim() == "null" {
+        // A Kafka tombstone, which follows a delete: no change of its own.
+        return Ok(());
+    }
+    let rejected = |reason| Failure::Rejected { key: None, reason };
+    let fields = parse_object(text).map_err(rejected)?;
+    let (fields, delete, hints) = match debezium {
+        false => (fields, None, None),
+        true => match debezium::event(dataset, fields, schemas).map_err(rejected)? {
+            None => return Ok(()),
+            Some((event, hints)) => (event.fields, Some(event.delete), Some(hints)),
+        },
+    };
     let slots = place(dataset, number, &fields)?;
-    convert(dataset, &slots, out).map_err(|reason| Failure::Rejected {
+    let read = Read {
+        slots: &slots,
+        delete,
+        hints: hints.as_deref(),
+        line: number,
+    };
+    convert(dataset, read, out).map_err(|reason| Failure::Rejected {
         key: key_text(dataset, &fields),
         reason,
     })
+}
+
+/// A line's placed fields and what its preset said of them.
+struct Read<'s, 'a> {
+    slots: &'s [Option<Raw<'a>>],
+    /// The event's delete flag, when a preset reads it.
+    delete: Option<bool>,
+    /// How each declared column's value is decoded, when a preset says.
+    hints: Option<&'s [debezium::Hint]>,
+    line: u64,
 }
 
 /// Parses a line's text as one JSON object; the error is a reject's reason.
@@ -167,12 +197,14 @@ fn place<'a>(
     fields: &Fields<'a>,
 ) -> Result<Vec<Option<Raw<'a>>>, Failure> {
     let delete = dataset.delete_when.as_ref().map(|d| d.column.as_str());
+    let declared = dataset.declared();
     let mut slots = vec![None; dataset.width()];
     let mut twice: Option<&str> = None;
     let mut extras: Vec<&str> = Vec::new();
     for (name, raw) in fields {
-        let slot = dataset
-            .column_index(name)
+        let slot = declared
+            .iter()
+            .position(|c| c.name == *name)
             .or_else(|| (delete == Some(name.as_ref())).then_some(dataset.columns.len()));
         match slot {
             Some(s) => {
@@ -223,22 +255,31 @@ fn refusal(dataset: &Dataset, number: u64, fields: &Fields<'_>, extras: &[&str])
 /// and sequence alone; its other columns are null and not looked at.
 fn convert<S: Sink>(
     dataset: &Dataset,
-    slots: &[Option<Raw<'_>>],
+    read: Read<'_, '_>,
     out: &mut S,
 ) -> Result<(), RejectReason> {
+    let slots = read.slots;
     let flag = slots.get(dataset.columns.len()).copied().flatten();
-    let delete = dataset
-        .delete_when
-        .as_ref()
-        .map(|d| is_delete(d, flag))
-        .transpose()?;
-    for (i, column) in dataset.columns.iter().enumerate() {
+    let delete = match read.delete {
+        Some(d) => Some(d),
+        None => dataset
+            .delete_when
+            .as_ref()
+            .map(|d| is_delete(d, flag))
+            .transpose()?,
+    };
+    for (i, column) in dataset.declared().iter().enumerate() {
         if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
             out.field(Scalar::Null);
             continue;
         }
-        out.field(value(column, slots.get(i).copied().flatten())?);
+        let raw = slots.get(i).copied().flatten();
+        out.field(match read.hints.and_then(|h| h.get(i)) {
+            Some(&hint) => debezium::value(column, raw, hint)?,
+            None => value(column, raw)?,
+        });
     }
+    crate::spec::fill_generated(dataset.generated_columns(), read.line, out);
     out.end(delete);
     Ok(())
 }
@@ -345,45 +386,7 @@ fn key_text(dataset: &Dataset, fields: &Fields<'_>) -> Option<String> {
     texts.iter().any(|t| !t.is_empty()).then(|| texts.join(","))
 }
 
-/// What a JSON value is, told by its first character.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Null,
-    Boolean,
-    Number,
-    String,
-    Object,
-    Array,
-}
-
-impl Kind {
-    /// The kind of a valid JSON value's text (as a [`Raw`] holds it: no
-    /// whitespace around it).
-    fn of(text: &str) -> Self {
-        match text.as_bytes().first() {
-            Some(b'n') => Self::Null,
-            Some(b't' | b'f') => Self::Boolean,
-            Some(b'"') => Self::String,
-            Some(b'{') => Self::Object,
-            Some(b'[') => Self::Array,
-            _ => Self::Number,
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Null => "null",
-            Self::Boolean => "boolean",
-            Self::Number => "number",
-            Self::String => "string",
-            Self::Object => "object",
-            Self::Array => "array",
-        })
-    }
-}
-
+mod debezium;
 mod scan;
 
 #[cfg(test)]

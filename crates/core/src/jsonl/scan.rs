@@ -73,3 +73,42 @@ impl<'de> Visitor<'de> for NameVisitor {
         Ok(Name(Cow::Owned(v.to_string())))
     }
 }
+
+/// What a JSON value is, told by its first character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Object,
+    Array,
+}
+
+impl Kind {
+    /// The kind of a valid JSON value's text (as a [`Raw`] holds it: no
+    /// whitespace around it).
+    pub(super) fn of(text: &str) -> Self {
+        match text.as_bytes().first() {
+            Some(b'n') => Self::Null,
+            Some(b't' | b'f') => Self::Boolean,
+            Some(b'"') => Self::String,
+            Some(b'{') => Self::Object,
+            Some(b'[') => Self::Array,
+            _ => Self::Number,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Null => "null",
+            Self::Boolean => "boolean",
+            Self::Number => "number",
+            Self::String => "string",
+            Self::Object => "object",
+            Self::Array => "array",
+        })
+    }
+}

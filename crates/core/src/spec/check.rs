@@ -60,7 +60,14 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         None => None,
     };
     let mut columns = declared_columns(src, d)?;
-    let (keys, sequence_by) = key_and_sequence(src, d, &columns)?;
+    let format = super::feed::format_of(d);
+    let implied = super::preset::implied(src, d, &columns, format)?;
+    let generated = implied.generated.len();
+    columns.extend(implied.generated);
+    let (keys, mut sequence_by) = key_and_sequence(src, d, &columns)?;
+    if generated > 0 {
+        sequence_by = (columns.len() - generated..columns.len()).collect();
+    }
     for &i in keys.iter().chain(&sequence_by) {
         columns[i].nullable = false;
     }
@@ -79,6 +86,8 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     let tie_break = tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
     let feed = super::feed::feed(src, d, &columns)?;
     Ok(Dataset {
+        preset: implied.preset,
+        generated,
         name: name.clone(),
         source,
         columns,
@@ -88,7 +97,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         update,
         partition_by,
         format: feed.format,
-        delete_when: feed.delete_when,
+        delete_when: feed.delete_when.or(implied.delete_when),
         extra_fields: feed.extra_fields,
         merge_on_read: d.merge_on_read.unwrap_or(false),
         csv: csv(src, d.csv.as_ref().map(Spanned::get_ref))?,

@@ -18,11 +18,7 @@ pub(super) fn feed(
     columns: &[Column],
 ) -> Result<Feed, SpecError> {
     let name = d.name.get_ref();
-    let format = match d.format.as_ref().map(|f| *f.get_ref()) {
-        None | Some(RawFormat::Csv) => Format::Csv,
-        Some(RawFormat::Jsonl) => Format::Jsonl,
-        Some(RawFormat::Parquet) => Format::Parquet,
-    };
+    let format = format_of(d);
     if let (Some(csv), false) = (&d.csv, format == Format::Csv) {
         return Err(src.error(
             Some(csv.span()),
@@ -54,6 +50,17 @@ pub(super) fn feed(
         delete_when,
         extra_fields,
     })
+}
+
+/// The dataset's format: CSV unless it says otherwise.
+pub(super) fn format_of(d: &RawDataset) -> Format {
+    let debezium = d.preset.as_ref().map(|p| p.get_ref().as_str()) == Some("debezium");
+    match d.format.as_ref().map(|f| *f.get_ref()) {
+        None if debezium => Format::Jsonl,
+        None | Some(RawFormat::Csv) => Format::Csv,
+        Some(RawFormat::Jsonl) => Format::Jsonl,
+        Some(RawFormat::Parquet) => Format::Parquet,
+    }
 }
 
 fn delete_when(
@@ -120,13 +127,15 @@ fn delete_when(
             Some(raw.span()),
             format!(
                 "delete_when needs the files' header to find column {column:?}, and this dataset's \
-                 CSV files have none (header = \"none\"): write a header row (AWS DMS: \
-                 addColumnName = true) and set header = \"exact\" or \"by_name\""
+                 CSV files have none (header = \"none\"): write a header row and set header = \
+                 \"exact\" or \"by_name\", or, for files AWS DMS writes, set preset = \
+                 \"aws_dms\" instead of delete_when"
             ),
         ));
     }
     Ok(DeleteWhen {
         column: column.clone(),
         values: inner.values.clone(),
+        upserts: Vec::new(),
     })
 }

@@ -78,12 +78,37 @@ pub struct DeleteWhen {
     pub column: String,
     /// Compared with the field's text exactly (a JSON string, number or boolean as written).
     pub values: Vec<String>,
+    /// The texts of an upsert, when only these and `values` may be written
+    /// (a preset's operations); empty: any other text is an upsert.
+    pub upserts: Vec<String>,
 }
 
 impl DeleteWhen {
     /// Whether a field's text marks a delete.
     pub fn matches(&self, text: &str) -> bool {
         self.values.iter().any(|v| v == text)
+    }
+
+    /// Whether a field's text marks a delete; `Err` with what may be written
+    /// when it is neither a delete nor one of [`DeleteWhen::upserts`].
+    pub fn classify(&self, text: &str) -> Result<bool, String> {
+        if self.matches(text) {
+            return Ok(true);
+        }
+        if self.upserts.is_empty() || self.upserts.iter().any(|u| u == text) {
+            return Ok(false);
+        }
+        let all: Vec<&str> = self
+            .upserts
+            .iter()
+            .chain(&self.values)
+            .map(String::as_str)
+            .collect();
+        Err(format!(
+            "{:?} is not an operation: expected one of {}",
+            text,
+            all.join(", ")
+        ))
     }
 }
 

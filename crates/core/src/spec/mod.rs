@@ -5,6 +5,7 @@ mod check;
 mod feed;
 mod formats;
 mod parse;
+mod preset;
 
 use crate::value::Value;
 use chrono_tz::Tz;
@@ -14,6 +15,9 @@ use std::sync::Arc;
 
 pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMode};
 pub use parse::SpecError;
+pub use preset::{
+    describe as describe_preset, fill_generated, Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE,
+};
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
 /// what every command uses when no spec is given.
@@ -113,6 +117,11 @@ pub struct Dataset {
     pub merge_on_read: bool,
     /// The CSV dialect and encoding.
     pub csv: CsvFormat,
+    /// The CDC tool whose files the dataset reads as it writes them.
+    pub preset: Option<Preset>,
+    /// How many of the last `columns` deltaload fills itself rather than
+    /// reads from a file: a preset's order ([`FEED_FILE`], [`FEED_LINE`]).
+    pub generated: usize,
 }
 
 impl Dataset {
@@ -122,6 +131,26 @@ impl Dataset {
             Ok(mut spec) => Arc::new(spec.datasets.remove(0).as_ref().clone()),
             // The text is a constant, parsed by a unit test: this cannot happen.
             Err(e) => unreachable!("the built-in orders spec does not parse: {e}"),
+        }
+    }
+
+    /// The columns a file holds: all but the [`Dataset::generated`] ones.
+    pub fn declared(&self) -> &[Column] {
+        &self.columns[..self.columns.len() - self.generated]
+    }
+
+    /// The columns deltaload fills itself, after the declared ones.
+    pub fn generated_columns(&self) -> &[Column] {
+        &self.columns[self.columns.len() - self.generated..]
+    }
+
+    /// The text of [`FEED_FILE`] for the file at `location`; `Ok(None)` for
+    /// a dataset without generated columns, `Err` when the preset's tool
+    /// writes no file of that name.
+    pub fn file_rank(&self, location: &str) -> Result<Option<String>, String> {
+        match (self.preset, self.generated) {
+            (Some(preset), 1..) => preset.file_rank(location).map(Some),
+            _ => Ok(None),
         }
     }
 

@@ -62,6 +62,7 @@ pub(crate) type Names = Spanned<Vec<Spanned<String>>>;
 pub(crate) struct RawDataset {
     pub name: Spanned<String>,
     pub source: Option<Spanned<String>>,
+    pub preset: Option<Spanned<String>>,
     pub keys: Names,
     pub sequence_by: Option<Names>,
     pub update_columns: Option<Names>,

@@ -142,6 +142,10 @@ pub(crate) fn spill(
     location: &str,
     budget: &MemoryBudget,
 ) -> Result<Result<(Spilled, Vec<Reject>), HeaderMismatch>, LakeError> {
+    let rank = match crate::parsed::file_rank(dataset, location) {
+        Ok(rank) => rank,
+        Err(refused) => return Ok(Err(refused)),
+    };
     let mut source = Source::open(dataset, path, budget.piece_bytes())?;
     let head = match source.cut(0, |w, eof| pieces::header_end(dataset, w, eof))? {
         Ok(head) => head,
@@ -149,7 +153,7 @@ pub(crate) fn spill(
     };
     let dir = SpillDir::new(&budget.spill_dir).map_err(io_error(&budget.spill_dir))?;
     let mut writer = RunWriter::new(dataset, table, (location, &dir), budget.run_bytes());
-    let (rejects, loaded) = match read_pieces(&mut source, &head, &mut writer)? {
+    let (rejects, loaded) = match read_pieces(&mut source, &head, rank.as_deref(), &mut writer)? {
         Ok(read) => read,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -171,11 +175,13 @@ pub(crate) fn spill(
     Ok(Ok((spilled, rejects)))
 }
 
-/// Every piece after the header `head` parsed and handed to `writer`: the
-/// rejects (lines counted from the file's start) and the records loaded.
+/// Every piece after the header `head` parsed and handed to `writer`, in
+/// the feed at `rank` when the dataset has a preset's order: the rejects
+/// (lines counted from the file's start) and the records loaded.
 fn read_pieces(
     source: &mut Source<'_>,
     head: &[u8],
+    rank: Option<&str>,
     writer: &mut RunWriter<'_>,
 ) -> Result<Result<(Vec<Reject>, u64), HeaderMismatch>, LakeError> {
     let dataset = source.dataset;
@@ -200,6 +206,12 @@ fn read_pieces(
         drop(text);
         for r in &mut part.rejects {
             r.line = r.line - head_lines + lines;
+        }
+        if let Some(rank) = rank {
+            let before = lines - head_lines;
+            part.batches = (part.batches.into_iter())
+                .map(|b| crate::parsed::in_feed(dataset, b, rank, before))
+                .collect::<Result<_, _>>()?;
         }
         lines += piece_lines;
         rejects.append(&mut part.rejects);

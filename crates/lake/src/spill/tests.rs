@@ -50,7 +50,7 @@ async fn a_file_read_in_pieces_and_merged_is_its_newest_change_per_key() {
     assert_eq!(rejects[0].line, 203);
     assert_eq!(spilled.loaded, 1_500);
 
-    let whole = crate::read_changes(&dataset, text.as_bytes())
+    let whole = crate::read_changes(&dataset, "/landing/x.csv", text.as_bytes())
         .unwrap()
         .unwrap();
     let changes = crate::changes::Changes::of_file(whole.newest, "/x.csv");
@@ -83,4 +83,62 @@ async fn a_file_read_in_pieces_and_merged_is_its_newest_change_per_key() {
         runs.iter().all(|r| !r.exists()),
         "the runs go with the load"
     );
+}
+
+/// An AWS DMS change file without a header, `Op` first, keys changed many
+/// times across pieces: its order columns (the file's rank, each change's
+/// line) are those of the whole file read at once.
+#[tokio::test]
+async fn a_preset_file_read_in_pieces_keeps_its_feed_order() {
+    let spec = deltaload_core::Spec::parse(
+        "[[dataset]]\nname = \"people\"\npreset = \"aws_dms\"\nkeys = [\"id\"]\n\
+         columns = [{ name = \"id\", type = \"bigint\" }, { name = \"city\", type = \"string\" }]\n",
+        "people.toml",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = lake_url(dir.path().join("lake").to_str().unwrap()).unwrap();
+    let lake = Lake::open_spec(&root, &spec).await.unwrap();
+    let dataset = lake.sets[0].dataset.clone();
+    let mut text = String::new();
+    for i in 0..1_500u32 {
+        let op = ["I", "U", "U", "D"][(i % 4) as usize];
+        text.push_str(&format!("{op},{},\"c, {i}\"\n", (i * 7919) % 97));
+    }
+    let path = dir.path().join("20261201-101500123.csv");
+    std::fs::write(&path, &text).unwrap();
+    let budget = MemoryBudget::of(16 << 10, dir.path().to_path_buf());
+    let location = "/landing/20261201-101500123.csv";
+    let target = &lake.sets[0].target;
+    let (spilled, rejects) = spill(&dataset, target, &path, location, &budget)
+        .unwrap()
+        .unwrap();
+    assert!(spilled.runs.len() >= 2, "{} runs", spilled.runs.len());
+    assert_eq!((rejects.len(), spilled.loaded), (0, 1_500));
+
+    let whole = crate::read_changes(&dataset, location, text.as_bytes())
+        .unwrap()
+        .unwrap();
+    let changes = crate::changes::Changes::of_file(whole.newest, location);
+    let expected = align(target, &dataset, &changes, 7, "people")
+        .unwrap()
+        .changes;
+    let position: Vec<usize> = (dataset.columns.iter())
+        .map(|c| expected.schema().index_of(&c.name).unwrap())
+        .collect();
+    let mut merge =
+        Merge::new(&dataset, (&spilled.schema, &spilled.runs), &position, 7, 10).unwrap();
+    let mut slices: Vec<RecordBatch> = Vec::new();
+    while let Some(slice) = merge.next_slice("people").unwrap() {
+        slices.push(slice);
+    }
+    let got = deltalake::arrow::compute::concat_batches(&expected.schema(), &slices).unwrap();
+    assert_eq!(got, expected);
+    let lines = got.column(position[3]).as_primitive::<Int64Type>();
+    assert!(
+        lines.values().iter().any(|&l| l > 1_400),
+        "lines from the file's start"
+    );
+    let ranks = got.column(position[2]).as_string::<i32>();
+    assert!(ranks.iter().all(|r| r == Some("1 20261201-101500123000")));
 }

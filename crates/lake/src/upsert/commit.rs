@@ -193,7 +193,9 @@ mod tests {
             csv.push_str(&format!("{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"));
         }
         let d = Dataset::orders();
-        let parsed = crate::read_changes(&d, csv.as_bytes()).unwrap().unwrap();
+        let parsed = crate::read_changes(&d, "/landing/x.csv", csv.as_bytes())
+            .unwrap()
+            .unwrap();
         let changes = crate::changes::Changes::of_file(parsed.newest, "/landing/x.csv");
         let mut rows = changes.target_batch(&d, 0).unwrap();
         rows.remove_column(rows.num_columns() - 1);

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""An AWS DMS feed against the same rows as a plain CSV dataset.
+
+Takes the "large" scenario's files of bench/bench.py (generated into --work
+with ../shared/bench/gen_changes.py when missing: 2,000,000 orders, then
+1,000,000 changes, seed 7) and writes them as AWS DMS writes them: the
+orders as a full-load file (LOAD00000001.csv, no header, no Op) and the
+changes as a change file (20261201-101500123.csv, no header, U first).
+
+Plain: the orders columns with a header and no sequence (the later record
+wins, as in a DMS file) load initial-orders.csv, then changes-0001.csv.
+DMS: the same columns with
+preset = "aws_dms" (order by file and line, deletes by Op) loads the two
+DMS files. The setup (the first file) is loaded once per dataset and not
+measured; each measured load goes into a fresh copy of its setup's lake,
+--repeat times per dataset (default 5), alternating which goes first.
+Prints each run, then per dataset the median wall seconds and peak MiB, the
+ratio plain/DMS (speed of DMS relative to plain: the goal is >= 0.8), and
+the rows of each table afterwards, which must be equal.
+
+  bench/dms.py [--bin PATH] [--work DIR] [--repeat N]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(HERE, "..", "..", "shared", "bench")
+
+COLUMNS = """columns = [
+    { name = "order_id", type = "bigint" },
+    { name = "customer_id", type = "string" },
+    { name = "status", type = "string" },
+    { name = "amount", type = "decimal(10,2)" },
+    { name = "currency", type = "string" },
+    { name = "ordered_at", type = "timestamp" },
+    { name = "updated_at", type = "timestamp" },
+]
+"""
+DMS_SPEC = '[[dataset]]\nname = "orders"\npreset = "aws_dms"\nkeys = ["order_id"]\n' + COLUMNS
+PLAIN_SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\n' + COLUMNS
+
+
+def run(cmd):
+    """Runs `cmd`; its wall seconds and peak resident MiB."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out = proc.stdout.read().decode()
+    err = proc.stderr.read().decode()
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out}{err}")
+    return wall, usage.ru_maxrss / 1024, out
+
+
+def data(work):
+    """The large scenario's two files, generated when missing."""
+    folder = os.path.join(work, "data-large")
+    if not os.path.exists(os.path.join(folder, "changes-0001.csv")):
+        subprocess.run(
+            [sys.executable, os.path.join(SHARED, "gen_changes.py"), "--out", folder,
+             "--files", "1", "--rows", "1000000", "--orders", "2000000", "--initial", "--seed", "7"],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+    return os.path.join(folder, "initial-orders.csv"), os.path.join(folder, "changes-0001.csv")
+
+
+def as_dms(src, dst, op):
+    """`src` without its header, each line with `op` first (none: as it is)."""
+    with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as out:
+        next(f)
+        for line in f:
+            out.write(line if op is None else f"{op},{line}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
+    ap.add_argument("--work", default="/tmp/deltaload-bench")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    work = os.path.join(args.work, "dms")
+    os.makedirs(work, exist_ok=True)
+    initial, changes = data(args.work)
+    feed = os.path.join(work, "feed")
+    os.makedirs(feed, exist_ok=True)
+    load_file = os.path.join(feed, "LOAD00000001.csv")
+    cdc_file = os.path.join(feed, "20261201-101500123.csv")
+    as_dms(initial, load_file, None)
+    as_dms(changes, cdc_file, "U")
+    specs = {}
+    for name, text in (("plain", PLAIN_SPEC), ("dms", DMS_SPEC)):
+        specs[name] = os.path.join(work, f"{name}.toml")
+        with open(specs[name], "w", encoding="utf-8") as f:
+            f.write(text)
+    cases = {
+        "plain": (["--spec", specs["plain"]], initial, changes),
+        "dms": (["--spec", specs["dms"]], load_file, cdc_file),
+    }
+    for name, (flags, setup, _) in cases.items():
+        lake = os.path.join(work, f"lake-{name}-setup")
+        shutil.rmtree(lake, ignore_errors=True)
+        wall, _, _ = run([binary, *flags, "load", "--lake", lake, setup])
+        print(f"setup {name}: {wall:.2f} s (not measured)")
+    figures = {name: [] for name in cases}
+    tables = {}
+    for i in range(args.repeat):
+        order = list(cases) if i % 2 == 0 else list(reversed(cases))
+        for name in order:
+            flags, _, measured = cases[name]
+            lake = os.path.join(work, f"lake-{name}")
+            shutil.rmtree(lake, ignore_errors=True)
+            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
+            wall, mib, out = run([binary, *flags, "load", "--lake", lake, measured])
+            figures[name].append((wall, mib))
+            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
+            if i == args.repeat - 1:
+                _, _, shown = run([binary, *flags, "show", "--lake", lake, "orders",
+                                   "--limit", "0", "--format", "csv"])
+                rows = [line.split(",")[:7] for line in shown.splitlines()[1:]]
+                tables[name] = (len(rows), hash(tuple(map(tuple, rows))))
+    medians = {n: (statistics.median(w for w, _ in f), statistics.median(m for _, m in f))
+               for n, f in figures.items()}
+    print("\n| dataset | median s | peak MiB |")
+    print("|---|---|---|")
+    for n, (w, m) in medians.items():
+        print(f"| {n} | {w:.3f} | {m:.0f} |")
+    print(f"\nDMS speed relative to plain: {medians['plain'][0] / medians['dms'][0]:.2f} (goal >= 0.8)")
+    print(f"tables: {tables} ({'equal' if tables['plain'] == tables['dms'] else 'DIFFERENT'})")
+
+
+if __name__ == "__main__":
+    main()
