@@ -323,6 +323,11 @@ fn instant(text: &str, hint: Hint) -> Result<Scalar<'static>, String> {
 /// The decimal text of base64 `text` (an unscaled big-endian two's
 /// complement integer) at `scale`.
 fn unscaled(text: &str, scale: u32) -> Result<String, String> {
+    if scale > 38 {
+        return Err(format!(
+            "has scale {scale}, more than a decimal's 38 digits"
+        ));
+    }
     let bytes = base64(text).ok_or_else(|| format!("{} is not base64", shown(text)))?;
     if bytes.is_empty() || bytes.len() > 16 {
         return Err(format!(

@@ -254,4 +254,7 @@ fn base64_and_scaled_text_round_trip() {
         unscaled("AAAAAAAAAAAAAAAAAAAAAAAA", 0).is_err(),
         "17 bytes or more"
     );
+    // A hostile schema's scale builds no text of its size.
+    assert!(unscaled("BNI=", 4_000_000_000).is_err());
+    assert!(variable(r#"{"scale":4000000000,"value":"BNI="}"#).is_err());
 }
