@@ -35,6 +35,7 @@ mod memory_budget;
 mod merge_on_read;
 mod other_engines;
 mod permutations;
+mod preset_events;
 mod readers;
 mod reconcile_findings;
 mod refusals;
