@@ -149,12 +149,7 @@ fn parquet_bytes(changes: &[Change]) -> Vec<u8> {
         ),
     ];
     let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let mut out = Vec::new();
-    let mut writer =
-        deltalake::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    out
+    deltaload_tests::parquet_bytes(&batch)
 }
 
 fn change() -> impl Strategy<Value = Change> {

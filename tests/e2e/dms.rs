@@ -181,12 +181,7 @@ fn parquet(rows: &[(Option<&str>, &Row)]) -> Vec<u8> {
         ("changed_at", Arc::new(times)),
     ]);
     let batch = deltalake::arrow::record_batch::RecordBatch::try_from_iter(columns).unwrap();
-    let mut out = Vec::new();
-    let mut writer =
-        deltalake::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
-    out
+    deltaload_tests::parquet_bytes(&batch)
 }
 
 /// A file's rows in `format`.

@@ -277,6 +277,17 @@ pub async fn load_one_by_one(
     loaded
 }
 
+/// `batch` as one Parquet file's bytes.
+pub fn parquet_bytes(batch: &deltalake::arrow::record_batch::RecordBatch) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut writer =
+        deltalake::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None)
+            .expect("parquet writer");
+    writer.write(batch).expect("parquet write");
+    writer.close().expect("parquet close");
+    out
+}
+
 /// A single-threaded runtime, for a property test's async cases.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
