@@ -29,10 +29,7 @@ pub fn newest_indices(order: &Order, batch: &RecordBatch) -> Result<UInt32Array,
         .flat_map(|&(a, b)| sorted[a..b].iter().copied())
         .collect();
     let ranks = match order.sequenced() && !repeated.is_empty() {
-        true => {
-            let rows = arrow_select::take::take_record_batch(batch, &UInt32Array::from(repeated))?;
-            order.ranks(&rows)?
-        }
+        true => order.ranks_at(batch, &UInt32Array::from(repeated))?,
         false => None,
     };
     let mut out: Vec<u32> = Vec::with_capacity(runs.len());

@@ -136,6 +136,31 @@ impl Order {
         )
     }
 
+    /// The ranks of `batch`'s rows `at` (`None` without a sequence): those
+    /// [`Order::ranks`] gives for a batch of these rows, taking only the
+    /// columns a rank reads.
+    pub fn ranks_at(
+        &self,
+        batch: &RecordBatch,
+        at: &arrow_array::UInt32Array,
+    ) -> Result<Option<Rows>, ArrowError> {
+        use arrow_array::cast::AsArray;
+        if self.rank_rows.is_none() {
+            return Ok(None);
+        }
+        let take = |cols: &[usize]| -> Result<Vec<ArrayRef>, ArrowError> {
+            (cols.iter())
+                .map(|&c| arrow_select::take::take(batch.column(c).as_ref(), at, None))
+                .collect()
+        };
+        let flags = arrow_select::take::take(&self.deletes(batch)?, at, None)?;
+        self.rank_rows(
+            &take(&self.sequence)?,
+            flags.as_boolean(),
+            &take(&self.tie_break)?,
+        )
+    }
+
     /// Each row's delete flag (all false for rows of a table).
     pub fn deletes(&self, batch: &RecordBatch) -> Result<BooleanArray, ArrowError> {
         let n = batch.num_rows();

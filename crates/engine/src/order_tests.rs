@@ -130,6 +130,12 @@ proptest! {
                 prop_assert_eq!(ranks.row(i).cmp(&ranks.row(j)), d.compare(a, c), "ranks {:?} {:?}", a, c);
             }
         }
+        // The ranks of some rows, taken, are those of the same rows.
+        let at: Vec<u32> = (0..rows.len() as u32).rev().step_by(2).collect();
+        let taken = o.ranks_at(&b, &arrow_array::UInt32Array::from(at.clone())).unwrap().unwrap();
+        for (k, &i) in at.iter().enumerate() {
+            prop_assert_eq!(taken.row(k), ranks.row(i as usize), "rank of row {}", i);
+        }
     }
 
     #[test]
