@@ -12,6 +12,7 @@ mod dataset_specs;
 mod datasets;
 mod dead_letters;
 mod debezium;
+mod debezium_events;
 mod delete_cases;
 mod deletes;
 mod dms;

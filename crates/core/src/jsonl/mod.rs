@@ -149,7 +149,7 @@ fn read_line<S: Sink>(
     let read = Read {
         slots: &slots,
         delete,
-        hints: hints.as_deref(),
+        hints,
         line: number,
     };
     convert(dataset, read, out).map_err(|reason| Failure::Rejected {
