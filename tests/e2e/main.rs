@@ -34,6 +34,7 @@ mod lost_state;
 mod maintenance;
 mod memory_budget;
 mod merge_on_read;
+mod one_file_deletes;
 mod other_engines;
 mod permutations;
 mod preset_events;

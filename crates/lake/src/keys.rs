@@ -7,6 +7,7 @@ use crate::schema::{arrow_type, quoted, TableName};
 use crate::table::frame;
 use crate::table::{first_long, query};
 use crate::{arrow_rows, values, Lake};
+use deltalake::arrow::array::ArrayRef;
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::functions_aggregate::expr_fn::{count, count_distinct};
@@ -79,28 +80,24 @@ fn distinct_keys(
         .map_err(LakeError::arrow(label))
 }
 
-impl Lake {
-    /// Registers `keys` as a table of columns `k0`, `k1`, ... for a join.
-    pub(crate) fn register_keys(
-        &self,
-        dataset: &Dataset,
-        keys: &[Vec<Value>],
-    ) -> Result<(), LakeError> {
-        let arrays = dataset
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(j, &k)| values::array(dataset.columns[k].ty, keys.iter().map(|key| &key[j])))
-            .collect();
-        self.register_key_columns(dataset, arrays)
-    }
+/// `keys` (each the values of the dataset's key columns) as key columns,
+/// one array per key column, in key order.
+pub(crate) fn key_columns(dataset: &Dataset, keys: &[Vec<Value>]) -> Vec<ArrayRef> {
+    dataset
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(j, &k)| values::array(dataset.columns[k].ty, keys.iter().map(|key| &key[j])))
+        .collect()
+}
 
+impl Lake {
     /// Registers the key columns `arrays` (one per key column, in key
     /// order) as a table of columns `k0`, `k1`, ... for a join.
     fn register_key_columns(
         &self,
         dataset: &Dataset,
-        arrays: Vec<deltalake::arrow::array::ArrayRef>,
+        arrays: Vec<ArrayRef>,
     ) -> Result<(), LakeError> {
         let label = dataset.name.as_str();
         let fields: Vec<Field> = dataset
@@ -127,6 +124,7 @@ impl Lake {
         let dataset = self.sets[ds].dataset.clone();
         let all: Vec<usize> = (0..dataset.columns.len()).collect();
         let name = TableName::Target(dataset.clone());
+        let keys = key_columns(&dataset, keys);
         let found = self
             .keyed(&dataset, &self.sets[ds].target, &name, &all, keys)
             .await?;
@@ -138,16 +136,17 @@ impl Lake {
     }
 
     /// The dataset's `columns` (indexes) of the rows of `table` (registered
-    /// as `name`) whose key is one of `keys`.
+    /// as `name`) whose key is one of `keys` (key columns, as
+    /// [`key_columns`] gives them).
     pub(crate) async fn keyed(
         &self,
         dataset: &Dataset,
         table: &deltalake::DeltaTable,
         name: &TableName,
         columns: &[usize],
-        keys: &[Vec<Value>],
+        keys: Vec<ArrayRef>,
     ) -> Result<Vec<RecordBatch>, LakeError> {
-        self.register_keys(dataset, keys)?;
+        self.register_key_columns(dataset, keys)?;
         let columns: Vec<String> = columns
             .iter()
             .map(|&i| format!("t.{}", quoted(&dataset.columns[i].name)))

@@ -136,6 +136,10 @@ pub struct EngineWrites {
     /// Groups of files a copy-on-write keyed upsert read, rewrote and wrote
     /// one after another (a write with inserts alone counts one).
     pub groups: u64,
+    /// Changes replayed row by row against their keys' rows and tombstones
+    /// before a write: every change of a round of several files; of one
+    /// file with deletes, its deletes and the changes of keys with a tombstone.
+    pub replayed: u64,
 }
 
 /// The data files MERGEs into the datasets' tables scanned, skipped by their

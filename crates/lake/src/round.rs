@@ -1,9 +1,10 @@
 //! The MERGE of a round's files into a dataset's table: one file by the
-//! MERGE's own figures; several files, or a feed with deletes, replayed first
-//! against the rows (and remembered deletes) of the keys they touch, so that
-//! only the rows that end up changed are merged and each file has its own
-//! figures. New tombstones are written before the table's MERGE, forgotten
-//! ones removed after it.
+//! MERGE's own figures (of a feed with deletes, the changes a tombstone bears
+//! on replayed first, [`one`]); several files replayed first against the rows
+//! (and remembered deletes) of the keys they touch, so that only the rows
+//! that end up changed are merged and each file has its own figures. New
+//! tombstones are written before the table's MERGE, forgotten ones removed
+//! after it.
 
 use crate::changes::Changes;
 use crate::error::LakeError;
@@ -13,6 +14,8 @@ use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
 use std::collections::HashMap;
+
+mod one;
 
 impl Lake {
     /// MERGEs the files of a round in one commit. Returns each file's counts, and
@@ -54,30 +57,8 @@ impl Lake {
                 counts[*only] = Some(self.upsert_target(ds, &changes, &files, loaded_at).await?.0);
             }
             _ => {
-                // The tombstones are those of every file of the round: the
-                // table may hold a recovered file's changes, but not yet
-                // the tombstones that go with them.
-                let replayed: Vec<usize> = match tombstones {
-                    true => (0..parsed.len()).collect(),
-                    false => pending.clone(),
-                };
-                let (planned, removed) = self
-                    .planned_merge(ds, parsed, &replayed, &pending, loaded_at, opts)
+                self.replay_round(ds, parsed, &pending, &mut counts, loaded_at, opts)
                     .await?;
-                for (&i, c) in replayed.iter().zip(planned) {
-                    counts[i].get_or_insert(c);
-                }
-                let values = rows_of(&dataset, parsed)?;
-                for (row, tombstone) in &removed {
-                    recount(
-                        &dataset,
-                        (parsed, &values),
-                        &replayed,
-                        &mut counts,
-                        row,
-                        tombstone,
-                    );
-                }
             }
         }
         // A spilled file whose commit was recovered: its keys still to count.
@@ -96,6 +77,58 @@ impl Lake {
                 recovered,
             })
             .collect())
+    }
+
+    /// Writes the files `pending` of a round (with deletes, or several),
+    /// setting their counts: one file alone as [`one`] says, else replayed
+    /// against the rows and tombstones of the keys they touch.
+    async fn replay_round(
+        &mut self,
+        ds: usize,
+        parsed: &[Parsed],
+        pending: &[usize],
+        counts: &mut [Option<MergeCounts>],
+        loaded_at: i64,
+        opts: LoadOptions,
+    ) -> Result<(), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let tombstones = dataset.keeps_tombstones();
+        let one = match pending {
+            // Another file's recovered commit may want its tombstones written.
+            [only] if parsed.len() == 1 || !tombstones => self
+                .merge_one_with_deletes(ds, &parsed[*only], loaded_at, opts)
+                .await?
+                .map(|(c, removed)| (vec![*only], vec![c], removed)),
+            _ => None,
+        };
+        let (replayed, planned, removed) = match one {
+            Some(written) => written,
+            None => {
+                // The tombstones are those of every file of the round: the
+                // table may hold a recovered file's changes, but not yet
+                // the tombstones that go with them.
+                let replayed: Vec<usize> = match tombstones {
+                    true => (0..parsed.len()).collect(),
+                    false => pending.to_vec(),
+                };
+                let (planned, removed) = self
+                    .planned_merge(ds, parsed, &replayed, pending, loaded_at, opts)
+                    .await?;
+                (replayed, planned, removed)
+            }
+        };
+        for (&i, c) in replayed.iter().zip(planned) {
+            counts[i].get_or_insert(c);
+        }
+        if removed.is_empty() {
+            return Ok(());
+        }
+        let values = rows_of(&dataset, parsed)?;
+        for (row, tombstone) in &removed {
+            let files = (parsed, values.as_slice());
+            recount(&dataset, files, &replayed, counts, row, tombstone);
+        }
+        Ok(())
     }
 
     /// The merge of a spilled file's runs, in slices the budget allows.
@@ -152,6 +185,10 @@ impl Lake {
     ) -> Result<(Vec<MergeCounts>, Vec<(Row, Row)>), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let values = rows_of(&dataset, parsed)?;
+        self.writes.replayed += replayed
+            .iter()
+            .map(|&i| values[i].len() as u64)
+            .sum::<u64>();
         let mut keys: Vec<Vec<Value>> = replayed
             .iter()
             .flat_map(|&i| values[i].iter().map(|r| dataset.key_of(r)))
@@ -182,13 +219,7 @@ impl Lake {
             .partition(|t| matches!(t, Tombstone::Put(..)));
         self.write_tombstones(ds, &puts, location, &files, loaded_at)
             .await?;
-        #[cfg(feature = "faults")]
-        if opts.fault == Some(crate::FaultPoint::AfterTombstones) && !puts.is_empty() {
-            eprintln!("fault injected: AfterTombstones");
-            std::process::abort();
-        }
-        #[cfg(not(feature = "faults"))]
-        let _ = opts;
+        after_tombstones(opts, &puts);
         if !files.is_empty() {
             let rows: Vec<(&[Value], &str)> = plan
                 .winners
@@ -217,6 +248,18 @@ impl Lake {
         let removed = self.settle(ds, &keys, loaded_at).await?;
         Ok((per_file, removed))
     }
+}
+
+/// The tombstones `puts` written: a test's fault may stop the process here,
+/// before the table's write.
+fn after_tombstones(opts: LoadOptions, puts: &[Tombstone]) {
+    #[cfg(feature = "faults")]
+    if opts.fault == Some(crate::FaultPoint::AfterTombstones) && !puts.is_empty() {
+        eprintln!("fault injected: AfterTombstones");
+        std::process::abort();
+    }
+    #[cfg(not(feature = "faults"))]
+    let _ = (opts, puts);
 }
 
 /// Each file's changes as rows of values, for the replay of a round.

@@ -11,6 +11,7 @@ use crate::error::LakeError;
 use crate::schema::TableName;
 use crate::table::refresh;
 use crate::Lake;
+use deltalake::arrow::array::{Array, ArrayRef};
 use deltaload_core::{Row, Tombstone, Value};
 use std::collections::HashMap;
 
@@ -23,8 +24,21 @@ impl Lake {
         keys: &[Vec<Value>],
         loaded_at: i64,
     ) -> Result<Vec<(Row, Row)>, LakeError> {
+        let keys = crate::keys::key_columns(&self.sets[ds].dataset, keys);
+        self.settle_at(ds, keys, loaded_at).await
+    }
+
+    /// Settles the keys in these key columns (as [`crate::keys::key_columns`]
+    /// gives them), as [`Lake::settle`] does. Only keys with a tombstone can
+    /// be unsettled, so the table's rows are read for those alone.
+    pub(crate) async fn settle_at(
+        &mut self,
+        ds: usize,
+        keys: Vec<ArrayRef>,
+        loaded_at: i64,
+    ) -> Result<Vec<(Row, Row)>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        if !dataset.keeps_tombstones() || keys.is_empty() {
+        if !dataset.keeps_tombstones() || keys.first().is_none_or(|k| k.is_empty()) {
             return Ok(Vec::new());
         }
         let set = &mut self.sets[ds];
@@ -32,8 +46,12 @@ impl Lake {
         if let Some(t) = &mut set.tombstones {
             refresh(t, &TableName::Tombstones(dataset.clone())).await?;
         }
-        let current = self.current_rows(ds, keys).await?;
-        let dead = self.tombstones_of(ds, keys).await?;
+        let dead = self.tombstones_at(ds, keys).await?;
+        if dead.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dead_keys: Vec<Vec<Value>> = dead.iter().map(|t| dataset.key_of(t)).collect();
+        let current = self.current_rows(ds, &dead_keys).await?;
         let rows: HashMap<Vec<Value>, &Row> =
             current.iter().map(|r| (dataset.key_of(r), r)).collect();
         let mut removed: Vec<(Row, Row)> = Vec::new();

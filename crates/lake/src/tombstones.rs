@@ -9,6 +9,7 @@ use crate::merge::{MergedFile, COMMIT_KEY};
 use crate::predicates::{join_predicate, sequence_predicate, side};
 use crate::schema::{tombstone_columns, TableName};
 use crate::Lake;
+use deltalake::arrow::array::ArrayRef;
 use deltalake::datafusion::common::Column;
 use deltalake::datafusion::prelude::lit;
 use deltalake::kernel::transaction::CommitProperties;
@@ -21,6 +22,17 @@ impl Lake {
         &mut self,
         ds: usize,
         keys: &[Vec<Value>],
+    ) -> Result<Vec<Row>, LakeError> {
+        let keys = crate::keys::key_columns(&self.sets[ds].dataset, keys);
+        self.tombstones_at(ds, keys).await
+    }
+
+    /// The tombstones of the keys in these key columns (as
+    /// [`crate::keys::key_columns`] gives them; none for a dataset that keeps none).
+    pub(crate) async fn tombstones_at(
+        &mut self,
+        ds: usize,
+        keys: Vec<ArrayRef>,
     ) -> Result<Vec<Row>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let Some(table) = &self.sets[ds].tombstones else {
