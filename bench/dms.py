@@ -26,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,12 +48,17 @@ PLAIN_SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\n' + COLUMNS
 
 def run(cmd):
     """Runs `cmd`; its wall seconds and peak resident MiB."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    out = proc.stdout.read().decode()
-    err = proc.stderr.read().decode()
+    # Output goes to files: a pipe left unread until the end fills and
+    # stops the command (a `show` of 2,000,000 rows did).
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out_file.seek(0)
+        err_file.seek(0)
+        out = out_file.read().decode()
+        err = err_file.read().decode()
     if status != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out}{err}")
     return wall, usage.ru_maxrss / 1024, out
@@ -120,11 +126,15 @@ def main():
             wall, mib, out = run([binary, *flags, "load", "--lake", lake, measured])
             figures[name].append((wall, mib))
             print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
-            if i == args.repeat - 1:
-                _, _, shown = run([binary, *flags, "show", "--lake", lake, "orders",
-                                   "--limit", "0", "--format", "csv"])
-                rows = [line.split(",")[:7] for line in shown.splitlines()[1:]]
-                tables[name] = (len(rows), hash(tuple(map(tuple, rows))))
+    # After the measured runs: a child forked from this process while it
+    # holds the shown rows would start from its peak memory.
+    for name, (flags, _, _) in cases.items():
+        lake = os.path.join(work, f"lake-{name}")
+        _, _, shown = run([binary, *flags, "show", "--lake", lake, "orders",
+                           "--limit", "0", "--format", "csv"])
+        # Sorted: the two tables' files need not hold rows in one order.
+        rows = sorted(line.split(",")[:7] for line in shown.splitlines()[1:])
+        tables[name] = (len(rows), hash(tuple(map(tuple, rows))))
     medians = {n: (statistics.median(w for w, _ in f), statistics.median(m for _, m in f))
                for n, f in figures.items()}
     print("\n| dataset | median s | peak MiB |")
