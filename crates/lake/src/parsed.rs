@@ -95,10 +95,7 @@ pub(crate) fn newest_of(
         many => deltalake::arrow::compute::concat_batches(&schema, many)
             .map_err(LakeError::arrow(label))?,
     };
-    let width = dataset.columns.len();
-    let position: Vec<usize> = (0..width).collect();
-    let order = deltaload_engine::Order::new(dataset, &schema, &position, Some(width))
-        .map_err(LakeError::arrow(label))?;
+    let order = changes_order(dataset)?;
     let winners =
         deltaload_engine::newest_indices(&order, &batch).map_err(LakeError::arrow(label))?;
     match winners.len() == batch.num_rows() && is_identity(&winners) {
@@ -106,6 +103,16 @@ pub(crate) fn newest_of(
         false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
             .map_err(LakeError::arrow(label)),
     }
+}
+
+/// The order of `dataset`'s changes (`deltaload_ingest::changes_schema`:
+/// the columns in the spec's order, then the delete flag).
+pub(crate) fn changes_order(dataset: &Dataset) -> Result<deltaload_engine::Order, LakeError> {
+    let schema = deltaload_ingest::changes_schema(dataset);
+    let width = dataset.columns.len();
+    let position: Vec<usize> = (0..width).collect();
+    deltaload_engine::Order::new(dataset, &schema, &position, Some(width))
+        .map_err(LakeError::arrow(&dataset.name))
 }
 
 /// The text of the preset's [`deltaload_core::spec::FEED_FILE`] column for

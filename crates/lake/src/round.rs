@@ -53,7 +53,7 @@ impl Lake {
                 // One file: the MERGE's own metrics are its counts.
                 let p = &parsed[*only];
                 let changes = Changes::of_file(p.changes.clone(), &p.key.location);
-                let files = [merged(parsed, *only, None)];
+                let files = [merged(&parsed[*only], None)];
                 counts[*only] = Some(self.upsert_target(ds, &changes, &files, loaded_at).await?.0);
             }
             _ => {
@@ -161,11 +161,7 @@ impl Lake {
             return Ok(MergeCounts::default());
         };
         let mut merge = self.merge_of(ds, spilled, loaded_at)?;
-        let files = [MergedFile {
-            location: &p.key.location,
-            content_id: &p.key.content_id,
-            counts: None,
-        }];
+        let files = [merged(p, None)];
         let (counts, _, given) = self.upsert_sliced(ds, &mut merge, &files).await?;
         let _ = spilled.distinct.set(given);
         Ok(counts)
@@ -207,7 +203,7 @@ impl Lake {
             .iter()
             .zip(&plan.per_file)
             .filter(|(i, _)| pending.contains(i))
-            .map(|(&i, c)| merged(parsed, i, Some(*c)))
+            .map(|(&i, c)| merged(&parsed[i], Some(*c)))
             .collect();
         // Deletes are remembered before the table loses their rows, and
         // forgotten after it regains them: whatever another writer reads in
@@ -270,11 +266,11 @@ fn rows_of(dataset: &Dataset, parsed: &[Parsed]) -> Result<Vec<Vec<Row>>, LakeEr
         .collect()
 }
 
-/// How a MERGE commit names file `i` of the round.
-fn merged(parsed: &[Parsed], i: usize, counts: Option<MergeCounts>) -> MergedFile<'_> {
+/// How a MERGE commit names the file `p` of the round.
+fn merged(p: &Parsed, counts: Option<MergeCounts>) -> MergedFile<'_> {
     MergedFile {
-        location: &parsed[i].key.location,
-        content_id: &parsed[i].key.content_id,
+        location: &p.key.location,
+        content_id: &p.key.content_id,
         counts,
     }
 }

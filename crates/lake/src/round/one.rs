@@ -9,8 +9,7 @@
 
 use crate::changes::Changes;
 use crate::error::LakeError;
-use crate::merge::MergedFile;
-use crate::parsed::Parsed;
+use crate::parsed::{changes_order, Parsed};
 use crate::{Lake, LoadOptions};
 use deltalake::arrow::array::{ArrayRef, BooleanArray, UInt32Array};
 use deltalake::arrow::compute::{concat_batches, filter_record_batch, not, take_record_batch};
@@ -71,11 +70,7 @@ impl Lake {
         let changes = Changes::of_file(by_key(&order, &direct, &winners, label)?, location);
         let (puts, clears): (Vec<Tombstone>, Vec<Tombstone>) =
             (plan.tombstones.iter().cloned()).partition(|t| matches!(t, Tombstone::Put(..)));
-        let files = [MergedFile {
-            location,
-            content_id: &p.key.content_id,
-            counts: None,
-        }];
+        let files = [super::merged(p, None)];
         self.write_tombstones(ds, &puts, |_| location, &files, loaded_at)
             .await?;
         super::after_tombstones(opts, &puts);
@@ -85,14 +80,6 @@ impl Lake {
         let removed = self.settle_at(ds, keys, loaded_at).await?;
         Ok(Some((counts, removed)))
     }
-}
-
-/// The order of changes (`deltaload_ingest::changes_schema`) of `dataset`.
-fn changes_order(dataset: &Dataset) -> Result<Order, LakeError> {
-    let schema = deltaload_ingest::changes_schema(dataset);
-    let width = dataset.columns.len();
-    let position: Vec<usize> = (0..width).collect();
-    Order::new(dataset, &schema, &position, Some(width)).map_err(LakeError::arrow(&dataset.name))
 }
 
 /// Which of `batch`'s changes a tombstone bears on: the deletes (of a
