@@ -194,18 +194,20 @@ fn read_records<S: Sink>(
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
         let changes = &mut parsed.changes;
-        let placed = layout.place(record.len()).ok();
+        let placed = layout.place(record.len());
+        // Where a rejected record's key is found, its field count wrong or not.
+        let at = placed.as_ref().map_or(layout.any(), |at| *at);
         let parse = |at: &[usize]| {
             decode(&record).and_then(|fields| parse_into(dataset, &fields, at, line, changes))
         };
-        match layout.place(record.len()).and_then(parse) {
+        match placed.and_then(parse) {
             Ok(()) => {}
             Err(reason) => {
                 changes.drop_record();
                 parsed.rejects.push(Reject {
                     line,
                     raw: raw_text(body, first, end),
-                    key: key_text(dataset, &record, placed.unwrap_or(layout.any())),
+                    key: key_text(dataset, &record, at),
                     reason,
                 })
             }

@@ -47,9 +47,8 @@ pub(crate) fn read_batch<S: Sink>(
             .as_ref()
             .map(|d| d.get(row).copied().unwrap_or(false));
         let values = &mut parsed.changes;
-        let op = dataset.delete_when.as_ref().map(|d| d.column.clone());
         let mut reason = problem.take().map(|detail| RejectReason::Column {
-            name: op.unwrap_or_default(),
+            name: (dataset.delete_when.as_ref()).map_or_else(String::new, |d| d.column.clone()),
             detail,
         });
         for ((column, cells), &needed) in declared.iter().zip(&mut converted).zip(&needed) {

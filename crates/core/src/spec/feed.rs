@@ -54,7 +54,11 @@ pub(super) fn feed(
 
 /// The dataset's format: CSV unless it says otherwise.
 pub(super) fn format_of(d: &RawDataset) -> Format {
-    let debezium = d.preset.as_ref().map(|p| p.get_ref().as_str()) == Some("debezium");
+    let preset = d
+        .preset
+        .as_ref()
+        .and_then(|p| super::Preset::named(p.get_ref()));
+    let debezium = preset == Some(super::Preset::Debezium);
     match d.format.as_ref().map(|f| *f.get_ref()) {
         None if debezium => Format::Jsonl,
         None | Some(RawFormat::Csv) => Format::Csv,

@@ -46,6 +46,13 @@ impl Preset {
         }
     }
 
+    /// The preset the spec file names `name`, if any.
+    pub(super) fn named(name: &str) -> Option<Self> {
+        [Self::AwsDms, Self::Debezium]
+            .into_iter()
+            .find(|p| p.as_str() == name)
+    }
+
     /// The text of [`FEED_FILE`] for a file at `location` (a path or an
     /// object key): its place in the tool's order, or why its name is not
     /// one the tool writes.
@@ -184,17 +191,14 @@ pub(super) fn implied(
             generated: Vec::new(),
         });
     };
-    let preset = match raw.get_ref().as_str() {
-        "aws_dms" => Preset::AwsDms,
-        "debezium" => Preset::Debezium,
-        other => {
-            return Err(src.error(
-                Some(raw.span()),
-                format!(
-                    "preset {other:?} is not one deltaload knows: use \"aws_dms\" or \"debezium\""
-                ),
-            ))
-        }
+    let Some(preset) = Preset::named(raw.get_ref()) else {
+        return Err(src.error(
+            Some(raw.span()),
+            format!(
+                "preset {:?} is not one deltaload knows: use \"aws_dms\" or \"debezium\"",
+                raw.get_ref()
+            ),
+        ));
     };
     refused(src, d, preset, columns, format)?;
     let generated = match d.sequence_by {
