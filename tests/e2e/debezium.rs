@@ -185,14 +185,11 @@ const SNAPSHOT: &str = "dbserver1.inventory.customers+0+0000000000.json";
 const CHANGES: &str = "dbserver1.inventory.customers+0+0000000003.json";
 
 fn example() -> Sandbox {
-    let files: Vec<(String, Vec<u8>)> = [SNAPSHOT, CHANGES]
-        .iter()
-        .map(|name| {
-            let text = std::fs::read(format!("../examples/debezium/customers/{name}"));
-            (format!("customers/{name}"), text.expect("example file"))
-        })
-        .collect();
-    crate::example_sandbox(EXAMPLE_SPEC, &files)
+    crate::example_sandbox(
+        EXAMPLE_SPEC,
+        ("debezium", "customers"),
+        &[SNAPSHOT, CHANGES],
+    )
 }
 
 fn ok(sb: &Sandbox, args: &[&str]) -> String {

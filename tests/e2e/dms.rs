@@ -273,14 +273,7 @@ const EXAMPLE: [&str; 3] = [
 ];
 
 fn example() -> Sandbox {
-    let files: Vec<(String, Vec<u8>)> = EXAMPLE
-        .iter()
-        .map(|name| {
-            let text = std::fs::read(format!("../examples/aws_dms/employees/{name}"));
-            (format!("employees/{name}"), text.expect("example file"))
-        })
-        .collect();
-    crate::example_sandbox(EXAMPLE_SPEC, &files)
+    crate::example_sandbox(EXAMPLE_SPEC, ("aws_dms", "employees"), &EXAMPLE)
 }
 
 fn ok(sb: &Sandbox, args: &[&str]) -> String {

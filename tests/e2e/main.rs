@@ -77,13 +77,15 @@ pub fn with_spec_ok(sb: &Sandbox, args: &[&str]) -> String {
 }
 
 /// A sandbox of an example: `spec` (a spec file's text, also written as
-/// `spec.toml`) and `files` under `raw/`.
-pub fn example_sandbox(spec: &str, files: &[(String, Vec<u8>)]) -> Sandbox {
+/// `spec.toml`) and the files `names` of the example's folder
+/// `examples/<example>/<table>/`, under `raw/<table>/`.
+pub fn example_sandbox(spec: &str, (example, table): (&str, &str), names: &[&str]) -> Sandbox {
     let parsed = deltaload_core::Spec::parse(spec, "spec.toml").expect("example spec");
     let sb = Sandbox::with_spec(parsed);
     std::fs::write(sb.dir.path().join("spec.toml"), spec).expect("write spec");
-    for (name, content) in files {
-        sb.file(name, content);
+    for name in names {
+        let text = std::fs::read(format!("../examples/{example}/{table}/{name}"));
+        sb.file(&format!("{table}/{name}"), text.expect("example file"));
     }
     sb
 }
