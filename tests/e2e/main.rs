@@ -36,6 +36,7 @@ mod memory_budget;
 mod merge_on_read;
 mod one_file_deletes;
 mod other_engines;
+mod partial_updates;
 mod permutations;
 mod preset_events;
 mod readers;

@@ -3,7 +3,8 @@
 //! keyed upsert, files without statistics) and random batches of changes
 //! (repeats, stale changes, ties, nulls, inserts in gaps, deletes) loaded by
 //! each engine into its own copy of one lake give the same rows, tombstones,
-//! rejects, ledger and figures.
+//! rejects, ledger and figures, also where an update's null keeps the
+//! table's value (`ignore_null_updates`).
 
 use crate::deletes::{file_bytes, Change};
 use deltaload_core::Spec;
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// A dataset with an integer key, a sequence, update columns and no deletes.
-const ITEMS: &str = r#"[[dataset]]
+pub(crate) const ITEMS: &str = r#"[[dataset]]
 name = "items"
 format = "jsonl"
 keys = ["id"]
@@ -254,6 +255,41 @@ proptest! {
     ) {
         let text = format!(
             "[[dataset]]\nname = \"inventory\"\nformat = \"jsonl\"\n{}",
+            crate::deletes::INVENTORY
+        );
+        let setup = setup.iter().map(|f| file_bytes("jsonl", f)).collect();
+        let batch = batch.iter().map(|f| file_bytes("jsonl", f)).collect();
+        deltaload_tests::runtime().block_on(differential(&text, layout, setup, batch));
+    }
+
+    // ignore_null_updates: an update's null keeps the table's value, in the
+    // keyed upsert's gather as in the MERGE's CASE.
+    #[test]
+    fn the_keyed_upsert_equals_the_merge_with_partial_updates(
+        layout in layout(),
+        setup in prop::collection::vec(prop::collection::vec(item(), 1..8), 0..4),
+        batch in prop::collection::vec(prop::collection::vec(item(), 0..10), 1..3),
+    ) {
+        let text = ITEMS.replace(
+            "update_columns = [\"version\", \"price\"]",
+            "ignore_null_updates = true",
+        );
+        prop_assert!(text.contains("ignore_null_updates"));
+        let setup = setup.iter().map(|f| items_bytes(f)).collect();
+        let batch = batch.iter().map(|f| items_bytes(f)).collect();
+        deltaload_tests::runtime().block_on(differential(&text, layout, setup, batch));
+    }
+
+    // With deletes too: an upsert after a delete of its key in its file
+    // (null delete flag) sets its row whole in both engines.
+    #[test]
+    fn the_keyed_upsert_equals_the_merge_with_partial_updates_and_deletes(
+        layout in layout(),
+        setup in prop::collection::vec(prop::collection::vec(inventory_change(), 1..8), 0..4),
+        batch in prop::collection::vec(prop::collection::vec(inventory_change(), 0..10), 1..3),
+    ) {
+        let text = format!(
+            "[[dataset]]\nname = \"inventory\"\nformat = \"jsonl\"\nignore_null_updates = true\n{}",
             crate::deletes::INVENTORY
         );
         let setup = setup.iter().map(|f| file_bytes("jsonl", f)).collect();

@@ -39,6 +39,12 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
     out!("  keys: {}", d.names(&d.keys).join(", "));
     out!("  newest wins: {}", d.newest_wins_rule());
     out!("  an update sets: {}", d.names(&d.update).join(", "));
+    if !d.keep_on_null.is_empty() {
+        out!(
+            "  an update's null keeps the table's value (ignore_null_updates): {}",
+            d.names(&d.keep_on_null).join(", ")
+        );
+    }
     if !d.partition_by.is_empty() {
         out!("  partition_by: {}", d.names(&d.partition_by).join(", "));
     }

@@ -41,19 +41,38 @@ pub enum Tombstone<'a> {
 
 impl Dataset {
     /// `held` after an update by `change`: its update columns (sequence
-    /// columns among them) take the change's values, the others stay.
+    /// columns among them) take the change's values, the others stay, and so
+    /// does a [`Dataset::keep_on_null`] column where the change is null
+    /// (unless the change [sets its row whole](Dataset::sets_whole)). The
+    /// row ends as `change` does: with its delete flag when it has one.
     pub fn updated(&self, held: &[Value], change: &[Value]) -> Row {
-        let mut row = held[..self.columns.len()].to_vec();
-        for &i in &self.update {
-            row[i] = change[i].clone();
+        let width = self.columns.len();
+        if self.sets_whole(change) {
+            return change.to_vec();
         }
+        let mut row = held[..width].to_vec();
+        for &i in &self.update {
+            if !change[i].is_null() || !self.keep_on_null.contains(&i) {
+                row[i] = change[i].clone();
+            }
+        }
+        row.extend_from_slice(&change[width..]);
         row
     }
 
-    /// Whether an update sets every column but the keys: the updated row is
-    /// then the change itself.
+    /// Whether `change` inserts its key afresh, whole, whatever it updates:
+    /// an upsert after a delete of its key in its own file, of a dataset
+    /// that ignores null updates (its delete flag is then null).
+    pub fn sets_whole(&self, change: &[Value]) -> bool {
+        !self.keep_on_null.is_empty()
+            && self.delete_when.is_some()
+            && change.get(self.columns.len()).is_some_and(Value::is_null)
+    }
+
+    /// Whether an update sets every column but the keys, nulls included:
+    /// the updated row is then the change itself.
     pub fn updates_all(&self) -> bool {
-        self.update.len() + self.keys.len() == self.columns.len()
+        self.update.len() + self.keys.len() == self.columns.len() && self.keep_on_null.is_empty()
     }
 }
 

@@ -81,7 +81,7 @@ impl Lake {
                 );
             } else {
                 let next = match self.table.get(&key) {
-                    Some(held) => d.updated(held, row),
+                    Some(held) => d.updated(held, row)[..d.columns.len()].to_vec(),
                     None => row[..d.columns.len()].to_vec(),
                 };
                 self.table.insert(key, next);

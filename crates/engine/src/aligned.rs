@@ -1,6 +1,7 @@
 //! A round's changes laid out as rows of the table: the table's columns in
 //! its order, every one nullable, and the delete flag last.
 
+use crate::picks::Take;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::{ArrowError, SchemaRef};
 use deltaload_core::Dataset;
@@ -19,11 +20,14 @@ pub struct Aligned {
 impl Aligned {
     /// Whether change `c` is a delete.
     pub fn is_delete(&self, c: usize) -> bool {
-        let flags = self.changes.column(self.changes.num_columns() - 1);
-        flags
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .is_some_and(|f| f.is_valid(c) && f.value(c))
+        let flags = self.flags();
+        flags.is_valid(c) && flags.value(c)
+    }
+
+    /// The changes' delete flags (null: an upsert that sets its row whole).
+    pub fn flags(&self) -> &BooleanArray {
+        use arrow_array::cast::AsArray;
+        self.changes.column(self.delete_flag()).as_boolean()
     }
 
     /// The key of change `c`, as text (`null` for a null), for messages.
@@ -64,18 +68,25 @@ pub fn positions(dataset: &Dataset, schema: &SchemaRef) -> Result<Vec<usize>, Ar
         .collect()
 }
 
-/// Per table column, whether an update sets it: the update columns and the
-/// lineage columns.
-pub fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<bool> {
-    let set: Vec<&str> = dataset
-        .update
-        .iter()
-        .map(|&i| dataset.columns[i].name.as_str())
-        .chain(deltaload_core::spec::LINEAGE_COLUMNS)
-        .collect();
+/// Per table column, where an updated row takes it from: the change for the
+/// update columns and the lineage columns (unless null, for the
+/// [`Dataset::keep_on_null`] ones), the table's row for the others.
+pub fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<Take> {
+    let named = |cols: &[usize]| -> Vec<&str> {
+        cols.iter()
+            .map(|&i| dataset.columns[i].name.as_str())
+            .collect()
+    };
+    let mut set = named(&dataset.update);
+    set.extend(deltaload_core::spec::LINEAGE_COLUMNS);
+    let unless_null = named(&dataset.keep_on_null);
     schema
         .fields()
         .iter()
-        .map(|f| set.contains(&f.name().as_str()))
+        .map(|f| match f.name().as_str() {
+            n if unless_null.contains(&n) => Take::SetUnlessNull,
+            n if set.contains(&n) => Take::Set,
+            _ => Take::Kept,
+        })
         .collect()
 }

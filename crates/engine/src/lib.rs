@@ -30,9 +30,9 @@ pub use error::EngineError;
 pub use groups::{groups, Group};
 pub use matching::ChangeKeys;
 pub use meet::{meet, Met};
-pub use newest::newest_indices;
+pub use newest::{newest_filled, newest_indices, Filled};
 pub use order::Order;
-pub use picks::Picks;
+pub use picks::{Picks, Take};
 pub use target::{FileRows, Target};
 
 #[cfg(test)]

@@ -9,40 +9,136 @@ use arrow_schema::{ArrowError, DataType};
 
 /// The winner of each key among `batch`'s rows, as row indexes sorted by key.
 pub fn newest_indices(order: &Order, batch: &RecordBatch) -> Result<UInt32Array, ArrowError> {
-    let n = batch.num_rows();
-    if u32::try_from(n).is_err() {
-        return Err(ArrowError::ComputeError(format!(
-            "{n} changes in one batch: more than a load can hold"
-        )));
-    }
-    let keys = match fast_key(order, batch) {
-        Some(values) => Keys::Integers(values),
-        None => Keys::Rows(order.keys(batch)?),
-    };
-    let sorted = keys.sorted(n as u32);
-    let runs = runs(&keys, &sorted);
-    // Most keys come once: only the rows of a key that comes more than once
-    // are ranked, in their runs' order.
-    let repeated: Vec<u32> = runs
-        .iter()
-        .filter(|(a, b)| b - a > 1)
-        .flat_map(|&(a, b)| sorted[a..b].iter().copied())
-        .collect();
-    let ranks = match order.sequenced() && !repeated.is_empty() {
-        true => order.ranks_at(batch, &UInt32Array::from(repeated))?,
-        false => None,
-    };
-    let mut out: Vec<u32> = Vec::with_capacity(runs.len());
-    let mut ranked = 0usize;
-    for (a, b) in runs {
+    let ranked = Ranked::of(order, batch)?;
+    Ok(UInt32Array::from(ranked.winners()))
+}
+
+/// The winners of a batch's keys, their nulls filled from older changes
+/// ([`newest_filled`]).
+pub struct Filled {
+    /// The winner of each key, as [`newest_indices`] gives it.
+    pub winners: UInt32Array,
+    /// Per column filled, the row each winner takes that column's value from.
+    pub sources: Vec<UInt32Array>,
+    /// Per winner, whether it is an upsert after a delete of its key in the
+    /// batch: it then inserts the key afresh, whole, whatever the table held.
+    pub reborn: Vec<bool>,
+}
+
+/// The winner of each key, as [`newest_indices`] gives it, and for each
+/// column of `fill` (batch positions) the row each winner takes that
+/// column's value from: the winner's own, or where it is null the newest
+/// older change of its key whose value is not, back to the key's last
+/// delete (a delete winner takes nothing). Changes of one rank count once.
+/// This is `ignore_null_updates` within a file: the winner then carries
+/// what the changes before it set.
+pub fn newest_filled(
+    order: &Order,
+    batch: &RecordBatch,
+    fill: &[usize],
+) -> Result<Filled, ArrowError> {
+    let ranked = Ranked::of(order, batch)?;
+    let winners = ranked.winners();
+    let mut sources: Vec<Vec<u32>> = vec![winners.clone(); fill.len()];
+    let mut reborn = vec![false; winners.len()];
+    let deletes = order.deletes(batch)?;
+    let columns: Vec<&dyn Array> = fill.iter().map(|&c| batch.column(c).as_ref()).collect();
+    let mut from = 0usize;
+    for (w, &(a, b)) in ranked.runs.iter().enumerate() {
         if b - a == 1 {
-            out.push(sorted[a]);
             continue;
         }
-        out.push(sorted[a + winner(ranks.as_ref(), ranked, b - a)]);
-        ranked += b - a;
+        let chain = ranked.chain(from, &ranked.sorted[a..b]);
+        from += b - a;
+        if deletes.value(chain[0] as usize) {
+            continue;
+        }
+        for &row in &chain[1..] {
+            if deletes.value(row as usize) {
+                reborn[w] = true;
+                break;
+            }
+            for (f, column) in columns.iter().enumerate() {
+                if column.is_null(sources[f][w] as usize) && column.is_valid(row as usize) {
+                    sources[f][w] = row;
+                }
+            }
+        }
     }
-    Ok(UInt32Array::from(out))
+    Ok(Filled {
+        winners: UInt32Array::from(winners),
+        sources: sources.into_iter().map(UInt32Array::from).collect(),
+        reborn,
+    })
+}
+
+/// A batch's rows sorted by key, the runs of one key, and the ranks of the
+/// rows of the runs of more than one (in their runs' order).
+struct Ranked {
+    sorted: Vec<u32>,
+    runs: Vec<(usize, usize)>,
+    ranks: Option<arrow_row::Rows>,
+}
+
+impl Ranked {
+    fn of(order: &Order, batch: &RecordBatch) -> Result<Self, ArrowError> {
+        let n = batch.num_rows();
+        if u32::try_from(n).is_err() {
+            return Err(ArrowError::ComputeError(format!(
+                "{n} changes in one batch: more than a load can hold"
+            )));
+        }
+        let keys = match fast_key(order, batch) {
+            Some(values) => Keys::Integers(values),
+            None => Keys::Rows(order.keys(batch)?),
+        };
+        let sorted = keys.sorted(n as u32);
+        let runs = runs(&keys, &sorted);
+        // Most keys come once: only the rows of a key that comes more than
+        // once are ranked, in their runs' order.
+        let repeated: Vec<u32> = runs
+            .iter()
+            .filter(|(a, b)| b - a > 1)
+            .flat_map(|&(a, b)| sorted[a..b].iter().copied())
+            .collect();
+        let ranks = match order.sequenced() && !repeated.is_empty() {
+            true => order.ranks_at(batch, &UInt32Array::from(repeated))?,
+            false => None,
+        };
+        Ok(Self {
+            sorted,
+            runs,
+            ranks,
+        })
+    }
+
+    /// The winner of each run, sorted by key.
+    fn winners(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::with_capacity(self.runs.len());
+        let mut ranked = 0usize;
+        for &(a, b) in &self.runs {
+            if b - a == 1 {
+                out.push(self.sorted[a]);
+                continue;
+            }
+            out.push(self.sorted[a + winner(self.ranks.as_ref(), ranked, b - a)]);
+            ranked += b - a;
+        }
+        out
+    }
+
+    /// The rows of a run (ranked from `from`), newest first: by rank, the
+    /// earliest of equals first and the others left out; without a
+    /// sequence, the latest row first.
+    fn chain(&self, from: usize, rows: &[u32]) -> Vec<u32> {
+        let Some(r) = &self.ranks else {
+            return rows.iter().rev().copied().collect();
+        };
+        let mut at: Vec<usize> = (0..rows.len()).collect();
+        at.sort_by(|&x, &y| r.row(from + y).cmp(&r.row(from + x)).then(x.cmp(&y)));
+        at.dedup_by(|x, y| r.row(from + *x) == r.row(from + *y));
+        at.into_iter().map(|k| rows[k]).collect()
+    }
 }
 
 /// The runs of one key in `sorted`, as `(start, end)` positions.

@@ -9,6 +9,18 @@ use arrow_schema::ArrowError;
 use arrow_select::concat::concat;
 use arrow_select::take::take;
 
+/// Where an output column's values come from for an updated row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// The table's row: a column an update leaves.
+    Kept,
+    /// The change: a column an update sets.
+    Set,
+    /// The change, unless it is null there: the table's row then
+    /// (`ignore_null_updates`).
+    SetUnlessNull,
+}
+
 /// Where each row of the upsert's output takes its values from: a (source
 /// batch, row) pair for the columns an update leaves (`kept`) and for those it
 /// sets (`set`); the two differ only for an updated row.
@@ -16,9 +28,22 @@ use arrow_select::take::take;
 pub struct Picks {
     kept: Vec<(usize, usize)>,
     set: Vec<(usize, usize)>,
+    /// The source of the changes and their delete flags, where a null flag
+    /// marks a change that sets its row whole ([`Picks::reborn_in`]).
+    reborn: Option<(usize, arrow_array::BooleanArray)>,
 }
 
 impl Picks {
+    /// Changes of source `changes` whose delete flag in `flags` is null
+    /// insert their key afresh (an upsert after a delete in their file):
+    /// an update by one sets every column, a null too, even a
+    /// [`Take::SetUnlessNull`] one.
+    pub fn reborn_in(&mut self, changes: usize, flags: &arrow_array::BooleanArray) {
+        if flags.null_count() > 0 {
+            self.reborn = Some((changes, flags.clone()));
+        }
+    }
+
     /// The rows that replace rewritten file `source` (of `rows` rows): its
     /// rows less those deleted, those updated taking their values from row
     /// `c` of source `changes`. `hits` come in row order.
@@ -65,15 +90,15 @@ impl Picks {
 
     /// The output's first `width` columns, picked from `sources`, sorted by
     /// the key columns `keys` (so the files written from it hold disjoint key
-    /// ranges and a later load touches few of them). `updated[i]`: whether an
-    /// update sets column `i`. Each column is the sources' column concatenated
+    /// ranges and a later load touches few of them). `updated[i]`: where
+    /// column `i` of an updated row comes from. Each column is the sources' column concatenated
     /// then gathered once (both vectorised; a row-by-row interleave of many
     /// sources is several times slower on text).
     pub fn assemble(
         self,
         sources: &[&RecordBatch],
         width: usize,
-        updated: &[bool],
+        updated: &[Take],
         keys: &[usize],
     ) -> Result<Vec<ArrayRef>, ArrowError> {
         let mut offsets = Vec::with_capacity(sources.len());
@@ -103,17 +128,64 @@ impl Picks {
         let permuted = |picks: &UInt32Array| -> UInt32Array {
             UInt32Array::from_iter_values(order.values().iter().map(|&o| picks.value(o as usize)))
         };
+        let whole: Option<arrow_array::BooleanArray> = self.reborn.as_ref().map(|(c, flags)| {
+            (order.values().iter())
+                .map(|&o| {
+                    let (source, row) = self.set[o as usize];
+                    Some(source == *c && flags.is_null(row))
+                })
+                .collect()
+        });
         let (kept, set) = (permuted(&kept), permuted(&global(&self.set)));
         (0..width)
             .map(|i| {
-                take(
-                    pool(i)?.as_ref(),
-                    if updated[i] { &set } else { &kept },
-                    None,
-                )
+                let pooled = pool(i)?;
+                match updated[i] {
+                    Take::Kept => take(pooled.as_ref(), &kept, None),
+                    Take::Set => take(pooled.as_ref(), &set, None),
+                    Take::SetUnlessNull => {
+                        let set = take(pooled.as_ref(), &set, None)?;
+                        let kept = take(pooled.as_ref(), &kept, None)?;
+                        set_unless_null(&set, &kept, whole.as_ref())
+                    }
+                }
             })
             .collect()
     }
+}
+
+/// `set`'s values, `kept`'s where `set` is null but in a `whole` row.
+fn set_unless_null(
+    set: &ArrayRef,
+    kept: &ArrayRef,
+    whole: Option<&arrow_array::BooleanArray>,
+) -> Result<ArrayRef, ArrowError> {
+    let Some(nulls) = set.logical_nulls() else {
+        return Ok(set.clone());
+    };
+    let mut valid = arrow_array::BooleanArray::new(nulls.into_inner(), None);
+    if let Some(whole) = whole {
+        valid = either(&valid, whole)?;
+    }
+    arrow_select::zip::zip(&valid, set, kept)
+}
+
+/// `a | b`, row by row (neither has nulls).
+fn either(
+    a: &arrow_array::BooleanArray,
+    b: &arrow_array::BooleanArray,
+) -> Result<arrow_array::BooleanArray, ArrowError> {
+    if a.len() != b.len() {
+        return Err(ArrowError::ComputeError(format!(
+            "{} rows against {} whole-row flags",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(arrow_array::BooleanArray::new(
+        a.values() | b.values(),
+        None,
+    ))
 }
 
 /// The rows' order by the key columns, as `lexsort_to_indices` gives it; on
@@ -186,7 +258,7 @@ mod tests {
         };
         let file = batch(vec![1, 2, 3], vec!["a", "b", "c"]);
         let changes = batch(vec![3, 1, 0], vec!["C", "A", "N"]);
-        let output = |hits: &[(u32, u32, Action)], updated: &[bool]| {
+        let output = |hits: &[(u32, u32, Action)], updated: &[Take]| {
             let mut picks = Picks::default();
             picks.file(0, 3, 1, hits);
             picks.inserts(1, &[2]);
@@ -206,17 +278,60 @@ mod tests {
         };
         let hits = [(0, 1, Action::Delete), (2, 0, Action::Update)];
         assert_eq!(
-            output(&hits, &[true, false]),
+            output(&hits, &[Take::Set, Take::Kept]),
             (vec![0, 2, 3], vec!["N".into(), "b".into(), "c".into()])
         );
         assert_eq!(
-            output(&hits[1..], &[true, true]),
+            output(&hits[1..], &[Take::Set, Take::Set]),
             (
                 vec![0, 1, 2, 3],
                 vec!["N".into(), "a".into(), "b".into(), "C".into()]
             )
         );
         let stale = [(2, 0, Action::Stale)];
-        assert_eq!(output(&stale, &[true, true]).1, vec!["N", "a", "b", "c"]);
+        assert_eq!(
+            output(&stale, &[Take::Set, Take::Set]).1,
+            vec!["N", "a", "b", "c"]
+        );
+    }
+
+    #[test]
+    fn a_null_that_keeps_the_tables_value_keeps_it_only_in_an_updated_row_not_reborn() {
+        let batch = |ids: Vec<i64>, names: Vec<Option<&str>>| {
+            RecordBatch::try_from_iter([
+                ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+                ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+            ])
+            .unwrap()
+        };
+        let file = batch(vec![1, 2], vec![Some("a"), Some("b")]);
+        let changes = batch(vec![1, 2, 3], vec![None, Some("B"), None]);
+        let names = |take: Take, reborn: Option<Vec<Option<bool>>>| {
+            let mut picks = Picks::default();
+            if let Some(flags) = reborn {
+                picks.reborn_in(1, &arrow_array::BooleanArray::from(flags));
+            }
+            picks.file(0, 2, 1, &[(0, 0, Action::Update), (1, 1, Action::Update)]);
+            picks.inserts(1, &[2]);
+            let out = picks
+                .assemble(&[&file, &changes], 2, &[Take::Set, take], &[0])
+                .unwrap();
+            let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
+            names
+                .iter()
+                .map(|n| n.map(str::to_string))
+                .collect::<Vec<_>>()
+        };
+        let owned =
+            |v: &[Option<&str>]| v.iter().map(|n| n.map(str::to_string)).collect::<Vec<_>>();
+        assert_eq!(names(Take::Set, None), owned(&[None, Some("B"), None]));
+        let unless_null = owned(&[Some("a"), Some("B"), None]);
+        assert_eq!(names(Take::SetUnlessNull, None), unless_null);
+        let flags = vec![Some(false), Some(false), Some(false)];
+        assert_eq!(names(Take::SetUnlessNull, Some(flags)), unless_null);
+        // Change 0 inserts its key afresh: its null is set.
+        let flags = vec![None, Some(false), Some(false)];
+        let got = names(Take::SetUnlessNull, Some(flags));
+        assert_eq!(got, owned(&[None, Some("B"), None]));
     }
 }

@@ -41,14 +41,15 @@ pub fn arrow_type(ty: ColumnType) -> DataType {
 
 /// The schema of a dataset's changes: its columns in declared order (every
 /// one nullable: a delete holds its key and sequence only), then
-/// [`DELETE_FLAG`].
+/// [`DELETE_FLAG`] (null for an upsert that follows a delete of its key in
+/// its file, when the dataset ignores null updates: it sets its row whole).
 pub fn changes_schema(dataset: &Dataset) -> SchemaRef {
     let mut fields: Vec<Field> = dataset
         .columns
         .iter()
         .map(|c| Field::new(&c.name, arrow_type(c.ty), true))
         .collect();
-    fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
+    fields.push(Field::new(DELETE_FLAG, DataType::Boolean, true));
     Arc::new(Schema::new(fields))
 }
 

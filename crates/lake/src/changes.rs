@@ -68,6 +68,18 @@ impl<'a> Changes<'a> {
         let schema = deltaload_ingest::changes_schema(dataset);
         let batch = deltalake::arrow::compute::concat_batches(&schema, &batches)
             .map_err(LakeError::arrow(&dataset.name))?;
+        let width = dataset.columns.len();
+        let whole = |row: &[deltaload_core::Value]| row.get(width).is_some_and(|f| f.is_null());
+        let batch = match dataset.delete_when.is_some() && rows.iter().any(|(r, _)| whole(r)) {
+            false => batch,
+            true => {
+                let flags = rows.iter().map(|(r, _)| match whole(r) {
+                    true => None,
+                    false => Some(dataset.is_delete(r)),
+                });
+                crate::parsed::with_flags(batch, width, flags.collect(), &dataset.name)?
+            }
+        };
         Ok(Self {
             batch,
             files: Files::PerRow(rows.iter().map(|(_, f)| *f).collect()),
@@ -115,7 +127,7 @@ impl<'a> Changes<'a> {
             .iter()
             .map(|f| f.as_ref().clone().with_nullable(true))
             .collect();
-        fields.push(Field::new(DELETE_FLAG, DataType::Boolean, false));
+        fields.push(Field::new(DELETE_FLAG, DataType::Boolean, true));
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(LakeError::arrow(&dataset.name))
     }
@@ -144,9 +156,11 @@ impl<'a> Changes<'a> {
             .map(|i| {
                 let mut row: Row = columns.iter().map(|c| c[i].clone()).collect();
                 if dataset.delete_when.is_some() {
-                    row.push(deltaload_core::Value::Bool(
-                        flags.is_valid(i) && flags.value(i),
-                    ));
+                    // A null flag: an upsert that sets its row whole.
+                    row.push(match flags.is_valid(i) {
+                        true => deltaload_core::Value::Bool(flags.value(i)),
+                        false => deltaload_core::Value::Null,
+                    });
                 }
                 row
             })

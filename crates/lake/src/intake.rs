@@ -127,6 +127,13 @@ impl Lake {
                 "the dataset has deletes (delete_when), whose files are read whole".to_string(),
             ));
         }
+        if !dataset.keep_on_null.is_empty() {
+            return Ok(Some(
+                "the dataset ignores null updates (ignore_null_updates), whose files are read \
+                 whole"
+                    .to_string(),
+            ));
+        }
         if self.engine == Engine::Merge {
             return Ok(Some(
                 "delta-rs's MERGE engine reads files whole".to_string(),

@@ -34,6 +34,29 @@ fn updated_columns(dataset: &Dataset) -> impl Iterator<Item = &str> {
         .chain(deltaload_core::spec::LINEAGE_COLUMNS)
 }
 
+/// What an update sets column `c` to: the change's value, or for a
+/// [`Dataset::keep_on_null`] column the table's where the change is null
+/// (and does not set its row whole: [`Dataset::sets_whole`]).
+fn updated_value(dataset: &Dataset, c: &str) -> Expr {
+    let keeps = (dataset.keep_on_null.iter()).any(|&i| dataset.columns[i].name == c);
+    match keeps {
+        false => side("s", c),
+        true => {
+            // A null delete flag: an upsert that sets its row whole.
+            let flag = side("s", arrow_rows::DELETE_FLAG);
+            let keep = match dataset.delete_when.is_some() {
+                true => side("s", c).is_null().and(flag.is_not_null()),
+                false => side("s", c).is_null(),
+            };
+            Expr::Case(deltalake::datafusion::logical_expr::Case::new(
+                None,
+                vec![(Box::new(keep), Box::new(side("t", c)))],
+                Some(Box::new(side("s", c))),
+            ))
+        }
+    }
+}
+
 /// The key under which a MERGE commit names the file versions it loaded.
 pub(crate) const COMMIT_KEY: &str = "deltaload";
 
@@ -106,9 +129,10 @@ impl Lake {
         // older than; an upsert updates or inserts as without.
         let flag = side("s", arrow_rows::DELETE_FLAG);
         let when = |condition: Option<Expr>, delete: bool| {
+            // A null flag is an upsert (one that sets its row whole).
             let flag = match delete {
-                true => flag.clone(),
-                false => !flag.clone(),
+                true => flag.clone().is_true(),
+                false => flag.clone().is_not_true(),
             };
             match (deletes, condition) {
                 (true, Some(c)) => Some(flag.and(c)),
@@ -139,7 +163,7 @@ impl Lake {
                     None => update,
                 };
                 updated_columns(&dataset).fold(update, |u, c| {
-                    u.update(Column::new_unqualified(c), side("s", c))
+                    u.update(Column::new_unqualified(c), updated_value(&dataset, c))
                 })
             })
             .and_then(|m| {

@@ -96,6 +96,9 @@ pub(crate) fn newest_of(
             .map_err(LakeError::arrow(label))?,
     };
     let order = changes_order(dataset)?;
+    if !dataset.keep_on_null.is_empty() {
+        return newest_filled(dataset, &order, &batch);
+    }
     let winners =
         deltaload_engine::newest_indices(&order, &batch).map_err(LakeError::arrow(label))?;
     match winners.len() == batch.num_rows() && is_identity(&winners) {
@@ -103,6 +106,56 @@ pub(crate) fn newest_of(
         false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
             .map_err(LakeError::arrow(label)),
     }
+}
+
+/// The newest change of each key, its [`Dataset::keep_on_null`] columns
+/// filled where null from the older changes of its key in the file
+/// (`ignore_null_updates`: the winner then sets what they set).
+fn newest_filled(
+    dataset: &Dataset,
+    order: &deltaload_engine::Order,
+    batch: &RecordBatch,
+) -> Result<RecordBatch, LakeError> {
+    use deltalake::arrow::array::Array;
+    use deltalake::arrow::compute::{take, take_record_batch};
+    let label = dataset.name.as_str();
+    let fill = &dataset.keep_on_null;
+    let filled =
+        deltaload_engine::newest_filled(order, batch, fill).map_err(LakeError::arrow(label))?;
+    let winners = &filled.winners;
+    let newest = take_record_batch(batch, winners).map_err(LakeError::arrow(label))?;
+    let mut columns = newest.columns().to_vec();
+    for (&c, from) in fill.iter().zip(&filled.sources) {
+        if from != winners {
+            columns[c] = take(batch.column(c), from, None).map_err(LakeError::arrow(label))?;
+        }
+    }
+    let newest = RecordBatch::try_new(newest.schema(), columns).map_err(LakeError::arrow(label))?;
+    if !filled.reborn.contains(&true) {
+        return Ok(newest);
+    }
+    // An upsert after a delete of its key in the file sets its row whole:
+    // its delete flag is null.
+    let width = dataset.columns.len();
+    let old = newest.column(width).as_boolean().clone();
+    let flags = (filled.reborn.iter().enumerate())
+        .map(|(i, &reborn)| (!reborn).then(|| old.is_valid(i) && old.value(i)))
+        .collect();
+    with_flags(newest, width, flags, label)
+}
+
+/// `batch` (of `deltaload_ingest::changes_schema`) with `flags` as its
+/// delete flags, at position `width`.
+pub(crate) fn with_flags(
+    batch: RecordBatch,
+    width: usize,
+    flags: Vec<Option<bool>>,
+    label: &str,
+) -> Result<RecordBatch, LakeError> {
+    use deltalake::arrow::array::BooleanArray;
+    let mut columns = batch.columns().to_vec();
+    columns[width] = std::sync::Arc::new(BooleanArray::from(flags));
+    RecordBatch::try_new(batch.schema(), columns).map_err(LakeError::arrow(label))
 }
 
 /// The order of `dataset`'s changes (`deltaload_ingest::changes_schema`:

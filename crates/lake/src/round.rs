@@ -223,7 +223,7 @@ impl Lake {
                 .map(|(k, c)| (c.as_ref(), location(*k)))
                 .collect();
             let changes = Changes::of_rows(&dataset, &rows)?;
-            let (got, _) = self.upsert_target(ds, &changes, &files, loaded_at).await?;
+            let got = self.upsert_whole(ds, &changes, &files, loaded_at).await?;
             if got != plan.expected {
                 tracing::warn!(
                     expected_inserted = plan.expected.inserted,
@@ -243,6 +243,34 @@ impl Lake {
         let per_file = plan.per_file;
         let removed = self.settle(ds, &keys, loaded_at).await?;
         Ok((per_file, removed))
+    }
+}
+
+impl Lake {
+    /// Upserts a replay's winners, which are whole rows (an update's result,
+    /// or an upsert after a delete that inserts it whole): an update then sets
+    /// every update column, a null too, even where the dataset's
+    /// `ignore_null_updates` would keep the table's value (the replay kept it
+    /// already where it had to).
+    async fn upsert_whole(
+        &mut self,
+        ds: usize,
+        changes: &Changes<'_>,
+        files: &[MergedFile<'_>],
+        loaded_at: i64,
+    ) -> Result<MergeCounts, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        if dataset.keep_on_null.is_empty() {
+            return Ok(self.upsert_target(ds, changes, files, loaded_at).await?.0);
+        }
+        let whole = Dataset {
+            keep_on_null: Vec::new(),
+            ..(*dataset).clone()
+        };
+        self.sets[ds].dataset = std::sync::Arc::new(whole);
+        let written = self.upsert_target(ds, changes, files, loaded_at).await;
+        self.sets[ds].dataset = dataset;
+        Ok(written?.0)
     }
 }
 

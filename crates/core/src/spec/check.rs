@@ -71,7 +71,8 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     for &i in keys.iter().chain(&sequence_by) {
         columns[i].nullable = false;
     }
-    let update = update_columns(src, d, &columns, &keys, &sequence_by)?;
+    let update = super::updates::update_columns(src, d, &columns, &keys, &sequence_by)?;
+    let keep_on_null = super::updates::keep_on_null(src, d, &columns, &sequence_by, &update)?;
     let partition_by = optional(&d.partition_by, |n| {
         resolve(src, name, &columns, n, "partition_by")
     })?;
@@ -83,7 +84,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     ) {
         return Err(src.error(Some(raw.span()), format!("partition column {:?} is a double: partition by a string, integer, date or boolean column", columns[i].name)));
     }
-    let tie_break = tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
+    let tie_break = super::updates::tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
     let feed = super::feed::feed(src, d, &columns)?;
     Ok(Dataset {
         preset: implied.preset,
@@ -95,6 +96,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         sequence_by,
         tie_break,
         update,
+        keep_on_null,
         partition_by,
         format: feed.format,
         delete_when: feed.delete_when.or(implied.delete_when),
@@ -176,42 +178,7 @@ fn key_and_sequence(
     Ok((keys, sequence_by))
 }
 
-/// The tie-break columns: as declared (no key or sequence column), else the
-/// update columns other than the sequence ones.
-fn tie_break(
-    src: &Source<'_>,
-    d: &RawDataset,
-    columns: &[Column],
-    keys: &[usize],
-    sequence_by: &[usize],
-    update: &[usize],
-) -> Result<Vec<usize>, SpecError> {
-    let Some(raw) = &d.tie_break else {
-        return Ok(update
-            .iter()
-            .copied()
-            .filter(|i| !sequence_by.contains(i))
-            .collect());
-    };
-    let ties = resolve(src, d.name.get_ref(), columns, raw, "tie_break")?;
-    if let Some(&i) = ties
-        .iter()
-        .find(|i| keys.contains(i) || sequence_by.contains(i) || !update.contains(i))
-    {
-        return Err(src.error(
-            Some(raw.span()),
-            format!(
-                "tie_break column {:?} is a key, a sequence column or a column an update does \
-                 not set: list update columns (a column an update leaves alone holds the \
-                 first change's value, so a tie would depend on load order)",
-                columns[i].name
-            ),
-        ));
-    }
-    Ok(ties)
-}
-
-fn optional(
+pub(super) fn optional(
     names: &Option<Names>,
     find: impl Fn(&Names) -> Result<Vec<usize>, SpecError>,
 ) -> Result<Vec<usize>, SpecError> {
@@ -241,7 +208,7 @@ fn source(src: &Source<'_>, s: &Spanned<String>) -> Result<String, SpecError> {
 }
 
 /// The columns `names` lists, by index, each once.
-fn resolve(
+pub(super) fn resolve(
     src: &Source<'_>,
     dataset: &str,
     columns: &[Column],
@@ -270,44 +237,6 @@ fn resolve(
         out.push(i);
     }
     Ok(out)
-}
-
-/// The columns an update of a matched row sets: `update_columns`, or every
-/// column but the keys and `except_columns`; sequence columns always.
-fn update_columns(
-    src: &Source<'_>,
-    d: &RawDataset,
-    columns: &[Column],
-    keys: &[usize],
-    sequence_by: &[usize],
-) -> Result<Vec<usize>, SpecError> {
-    let name = d.name.get_ref();
-    let listed = match (&d.update_columns, &d.except_columns) {
-        (Some(_), Some(except)) => {
-            return Err(src.error(
-                Some(except.span()),
-                format!("dataset {name:?} sets both update_columns and except_columns: keep one"),
-            ))
-        }
-        (Some(update), None) => {
-            let listed = resolve(src, name, columns, update, "update_columns")?;
-            if let Some(&i) = listed.iter().find(|i| keys.contains(i)) {
-                return Err(src.error(Some(update.span()), format!("update column {:?} is a key: a key identifies the row and is never updated", columns[i].name)));
-            }
-            listed
-        }
-        (None, except) => {
-            let except = optional(except, |n| resolve(src, name, columns, n, "except_columns"))?;
-            (0..columns.len())
-                .filter(|i| !keys.contains(i) && !except.contains(i))
-                .collect()
-        }
-    };
-    let mut update: Vec<usize> = (0..columns.len())
-        .filter(|i| listed.contains(i) || sequence_by.contains(i))
-        .collect();
-    update.dedup();
-    Ok(update)
 }
 
 fn column(src: &Source<'_>, c: &RawColumn) -> Result<Column, SpecError> {

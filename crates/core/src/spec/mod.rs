@@ -6,6 +6,7 @@ mod feed;
 mod formats;
 mod parse;
 mod preset;
+mod updates;
 
 use crate::value::Value;
 use chrono_tz::Tz;
@@ -102,6 +103,9 @@ pub struct Dataset {
     pub tie_break: Vec<usize>,
     /// The columns an update of a matched row sets (sequence columns included).
     pub update: Vec<usize>,
+    /// The update columns where an update's null keeps the table's value
+    /// (`ignore_null_updates`): for feeds that send only what changed.
+    pub keep_on_null: Vec<usize>,
     /// The table's partition columns (indexes into `columns`).
     pub partition_by: Vec<usize>,
     /// How the files are written.

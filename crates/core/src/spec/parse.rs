@@ -67,6 +67,7 @@ pub(crate) struct RawDataset {
     pub sequence_by: Option<Names>,
     pub update_columns: Option<Names>,
     pub except_columns: Option<Names>,
+    pub ignore_null_updates: Option<Spanned<RawIgnoreNulls>>,
     pub partition_by: Option<Names>,
     pub tie_break: Option<Names>,
     pub format: Option<Spanned<RawFormat>>,
@@ -76,6 +77,39 @@ pub(crate) struct RawDataset {
     pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,
+}
+
+/// `ignore_null_updates`: `true`, `false`, or the columns it applies to.
+#[derive(Debug)]
+pub(crate) enum RawIgnoreNulls {
+    All(bool),
+    Columns(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for RawIgnoreNulls {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawIgnoreNulls;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("true, false or a list of column names")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(RawIgnoreNulls::All(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(RawIgnoreNulls::Columns(names))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

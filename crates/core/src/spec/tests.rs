@@ -343,3 +343,44 @@ fn at_an_equal_sequence_a_delete_wins_over_an_upsert_and_two_deletes_tie() {
         .newest_wins_rule()
         .contains("a delete wins over an upsert"));
 }
+
+#[test]
+fn ignore_null_updates_takes_the_update_columns_but_the_sequence_or_those_listed() {
+    let with = |line: &str| {
+        let text = SUBSCRIBERS.replacen(
+            "partition_by = [\"country\"]\n",
+            &format!("partition_by = [\"country\"]\n{line}\n"),
+            1,
+        );
+        parse(&text).map(|s| {
+            let d = &s.datasets[0];
+            d.names(&d.keep_on_null).join(",")
+        })
+    };
+    assert_eq!(with("").unwrap(), "");
+    assert_eq!(with("ignore_null_updates = false").unwrap(), "");
+    assert_eq!(
+        with("ignore_null_updates = true").unwrap(),
+        "country,monthly_revenue",
+        "every update column but the sequence"
+    );
+    assert_eq!(
+        with("ignore_null_updates = [\"monthly_revenue\"]").unwrap(),
+        "monthly_revenue"
+    );
+    for (listed, words) in [
+        (
+            "[\"user_id\"]",
+            "is a key, a sequence column or a column an update does not set",
+        ),
+        ("[\"last_payment_date\"]", "a sequence column"),
+        ("[\"event_time\"]", "a column an update does not set"),
+        ("[\"nope\"]", "is not a column of dataset"),
+        ("[]", "lists no column"),
+        ("\"yes\"", "expected true, false or a list of column names"),
+    ] {
+        let err = with(&format!("ignore_null_updates = {listed}")).unwrap_err();
+        assert!(err.to_string().contains(words), "{listed}: {err}");
+        assert_eq!(err.line, Some(8), "{listed}: {err}");
+    }
+}

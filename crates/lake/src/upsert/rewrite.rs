@@ -97,6 +97,7 @@ impl Lake {
         let files = group.files.iter().map(|&f| &candidates[f]);
         let mut reads = read::read_files(store, files, &aligned.schema, &all, label);
         let (n, mut picks) = (group.files.len(), Picks::default());
+        picks.reborn_in(n, aligned.flags());
         let mut read = Vec::with_capacity(n);
         while let Some(file) = reads.next().await {
             let file = file?.batch;

@@ -10,7 +10,7 @@ use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::{Add, Remove};
 use deltalake::{ObjectStore, Path};
 use deltaload_core::Dataset;
-use deltaload_engine::{Action, Aligned, Met, Picks};
+use deltaload_engine::{Action, Aligned, Met, Picks, Take};
 use futures::StreamExt;
 use std::sync::Arc;
 
@@ -45,7 +45,7 @@ pub(super) async fn rows_out(
     // A changed file stays, its changed rows marked deleted and their new
     // versions appended; it is read only when an update keeps some of the
     // row's columns.
-    let covers = (0..all.len()).all(|i| updated[i] || key_positions.contains(&i));
+    let covers = (0..all.len()).all(|i| updated[i] == Take::Set || key_positions.contains(&i));
     let read_whole: Vec<usize> = match covers {
         true => Vec::new(),
         false => rewritten
@@ -55,6 +55,7 @@ pub(super) async fn rows_out(
             .collect(),
     };
     let mut picks = Picks::default();
+    picks.reborn_in(read_whole.len(), aligned.flags());
     let files_read = read_whole.iter().map(|&f| &candidates[f]);
     let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
     let mut read = Vec::with_capacity(read_whole.len());
