@@ -102,7 +102,15 @@ impl Ranked {
             .flat_map(|&(a, b)| sorted[a..b].iter().copied())
             .collect();
         let ranks = match order.sequenced() && !repeated.is_empty() {
-            true => order.ranks_at(batch, &UInt32Array::from(repeated))?,
+            true => {
+                // The tie-break columns are ranked only when some key has
+                // two changes of one sequence (a DMS file never has).
+                let at = UInt32Array::from(repeated);
+                match order.short_ranks_at(batch, &at)? {
+                    Some(short) if !ties(&runs, &short) => Some(short),
+                    _ => order.ranks_at(batch, &at)?,
+                }
+            }
             false => None,
         };
         Ok(Self {
@@ -139,6 +147,21 @@ impl Ranked {
         at.dedup_by(|x, y| r.row(from + *x) == r.row(from + *y));
         at.into_iter().map(|k| rows[k]).collect()
     }
+}
+
+/// Whether two changes of a key (ranked in `ranks` in their runs' order,
+/// the runs of one change left out) have equal ranks.
+fn ties(runs: &[(usize, usize)], ranks: &arrow_row::Rows) -> bool {
+    let mut from = 0;
+    for &(a, b) in runs.iter().filter(|(a, b)| b - a > 1) {
+        let mut run: Vec<arrow_row::Row<'_>> = (from..from + b - a).map(|i| ranks.row(i)).collect();
+        from += b - a;
+        run.sort_unstable();
+        if run.windows(2).any(|w| w[0] == w[1]) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The runs of one key in `sorted`, as `(start, end)` positions.

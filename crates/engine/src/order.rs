@@ -26,6 +26,8 @@ pub struct Order {
     key_rows: RowConverter,
     sequence_rows: Option<RowConverter>,
     rank_rows: Option<RowConverter>,
+    /// Ranks without the tie-break columns: the sequence and the flag.
+    short_rows: Option<RowConverter>,
 }
 
 impl Order {
@@ -70,6 +72,7 @@ impl Order {
             key_rows: converter(&keys, false)?,
             sequence_rows: sequenced.then(|| converter(&sequence, false)).transpose()?,
             rank_rows: sequenced.then(|| converter(&ranked, true)).transpose()?,
+            short_rows: sequenced.then(|| converter(&sequence, true)).transpose()?,
             keys,
             sequence,
             tie_break,
@@ -159,6 +162,25 @@ impl Order {
             flags.as_boolean(),
             &take(&self.tie_break)?,
         )
+    }
+
+    /// The ranks of `batch`'s rows `at` without their tie-break columns
+    /// (`None` without a sequence): where two of them differ, they compare
+    /// as the whole ranks ([`Order::ranks_at`]) do, which only equal ones
+    /// need.
+    pub fn short_ranks_at(
+        &self,
+        batch: &RecordBatch,
+        at: &arrow_array::UInt32Array,
+    ) -> Result<Option<Rows>, ArrowError> {
+        let Some(converter) = &self.short_rows else {
+            return Ok(None);
+        };
+        let mut cols: Vec<ArrayRef> = (self.sequence.iter())
+            .map(|&c| arrow_select::take::take(batch.column(c).as_ref(), at, None))
+            .collect::<Result<_, _>>()?;
+        cols.push(arrow_select::take::take(&self.deletes(batch)?, at, None)?);
+        converter.convert_columns(&cols).map(Some)
     }
 
     /// Each row's delete flag (all false for rows of a table).
