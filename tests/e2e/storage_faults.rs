@@ -91,3 +91,32 @@ async fn a_write_failing_at_each_table_fails_the_load_and_the_retry_completes_it
         );
     }
 }
+
+/// A read that fails as S3 sometimes does (a response cut off in its body)
+/// while the lake is opened: the opening tries again, as `serve` and the
+/// Lambda need it to, and the lake opens.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_failing_while_the_lake_opens_is_retried() {
+    faulty_store::register();
+    let sb = Sandbox::new();
+    let root = LakeRoot {
+        url: faulty_store::url_of(&sb.dir.path().join("lake")),
+        storage_options: Default::default(),
+    };
+    drop(Lake::open(&root).await.expect("create the lake"));
+    // The store's paths have no leading slash.
+    let lake = sb.dir.path().join("lake").join("ledger").join("_delta_log");
+    let fragment = lake
+        .display()
+        .to_string()
+        .trim_start_matches('/')
+        .to_string();
+    faulty_store::fail_reads(&fragment, 2);
+    let lake = Lake::open(&root).await;
+    assert_eq!(
+        faulty_store::reads_left_to_fail(&fragment),
+        0,
+        "the reads failed"
+    );
+    lake.expect("the opening retried the failed reads");
+}

@@ -1,5 +1,5 @@
-//! A local object store that fails chosen writes, registered for `faulty://`
-//! URLs: storage errors in the middle of a load, for the tests.
+//! A local object store that fails chosen writes and reads, registered for
+//! `faulty://` URLs: storage errors in the middle of a load, for the tests.
 
 use deltalake::logstore::object_store::{
     self, path::Path, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
@@ -30,8 +30,36 @@ pub fn fail_writes(fragment: &str, times: usize) {
         .push((fragment.to_string(), times));
 }
 
+/// Reads to fail, as [`plan`] (a read's failures are planned apart, so that
+/// a planned write failure never fails a read of the same path).
+fn read_plan() -> &'static Mutex<Vec<(String, usize)>> {
+    static PLAN: OnceLock<Mutex<Vec<(String, usize)>>> = OnceLock::new();
+    PLAN.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Makes the next `times` reads whose path contains `fragment` fail, as an
+/// S3 response cut off in its body would.
+pub fn fail_reads(fragment: &str, times: usize) {
+    read_plan()
+        .lock()
+        .expect("fault plan")
+        .push((fragment.to_string(), times));
+}
+
+/// How many of the planned read failures of `fragment` have not happened.
+pub fn reads_left_to_fail(fragment: &str) -> usize {
+    (read_plan().lock().expect("fault plan").iter())
+        .filter(|(f, _)| f == fragment)
+        .map(|(_, left)| left)
+        .sum()
+}
+
 fn should_fail(location: &Path) -> bool {
-    let mut plan = plan().lock().expect("fault plan");
+    fails(plan(), location)
+}
+
+fn fails(plan: &Mutex<Vec<(String, usize)>>, location: &Path) -> bool {
+    let mut plan = plan.lock().expect("fault plan");
     for (fragment, left) in plan.iter_mut() {
         if *left > 0 && location.as_ref().contains(fragment.as_str()) {
             *left -= 1;
@@ -89,6 +117,15 @@ impl ObjectStore for FaultyStore {
         location: &Path,
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
+        if fails(read_plan(), location) {
+            return Err(object_store::Error::Generic {
+                store: "faulty",
+                source: format!(
+                    "injected read failure on {location}: request or response body error"
+                )
+                .into(),
+            });
+        }
         self.inner.get_opts(location, options).await
     }
 

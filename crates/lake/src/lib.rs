@@ -167,8 +167,24 @@ impl Lake {
 
     /// Opens the lake of `spec`'s datasets at `root`, creating any missing
     /// table, adding the columns the spec added, and refusing a table whose
-    /// definition the spec changed otherwise.
+    /// definition the spec changed otherwise. A storage error that may pass
+    /// (an S3 response cut off, a 5xx the store gave up on) opens it again,
+    /// with backoff, up to [`deltaload_flow::retry::ATTEMPTS`] times in all.
     pub async fn open_spec(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
+        let mut attempt = 1;
+        loop {
+            match Self::open_spec_once(root, spec).await {
+                Err(e) if attempt < retry::ATTEMPTS && retry::is_transient_storage(&e) => {
+                    tracing::warn!(lake = %root, attempt, error = %e, "opening the lake again");
+                    tokio::time::sleep(retry::backoff(attempt)).await;
+                    attempt += 1;
+                }
+                opened => return opened,
+            }
+        }
+    }
+
+    async fn open_spec_once(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
         // The tables are opened at once: on S3 each is a few round trips,
         // and a Lambda's cold start waits for all of them.
         let sets = futures::future::try_join_all(spec.datasets.iter().map(|d| async move {

@@ -1,5 +1,6 @@
-//! Which Delta errors are lost commit races with concurrent writers, retried
-//! with backoff and jitter (see [`deltaload_flow::retry`]).
+//! Which Delta errors are lost commit races with concurrent writers, and
+//! which storage errors may pass, retried with backoff and jitter (see
+//! [`deltaload_flow::retry`]).
 
 use crate::error::LakeError;
 use deltalake::kernel::transaction::TransactionError;
@@ -23,9 +24,52 @@ pub(crate) fn is_conflict(error: &LakeError) -> bool {
     )
 }
 
+/// Whether a storage error may pass if the operation runs again: the
+/// store's own error of a request (an HTTP failure it did not or could not
+/// retry, such as a response body cut off), not a missing object, a refused
+/// precondition or a permission.
+pub(crate) fn is_transient_storage(error: &LakeError) -> bool {
+    use deltalake::logstore::object_store::Error as StoreError;
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(store) = e.downcast_ref::<StoreError>() {
+            return matches!(store, StoreError::Generic { .. });
+        }
+        // The Delta kernel's error holds the store's without naming it as
+        // its source, and its crate is not ours to match on: its variant
+        // shows in its Debug form.
+        let delta = (e.downcast_ref::<DeltaTableError>())
+            .or_else(|| e.downcast_ref::<Box<DeltaTableError>>().map(AsRef::as_ref));
+        if let Some(DeltaTableError::KernelError(kernel)) = delta {
+            return format!("{kernel:?}").starts_with("ObjectStore(Generic {");
+        }
+        cause = e.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_generic_store_error_may_pass_a_missing_object_not() {
+        use deltalake::logstore::object_store::Error as StoreError;
+        let url = url::Url::parse("file:///tmp/t/").unwrap();
+        let store = |e: StoreError| LakeError::delta("ledger", &url)(DeltaTableError::from(e));
+        let cut = StoreError::Generic {
+            store: "S3",
+            source: "request or response body error".into(),
+        };
+        assert!(is_transient_storage(&store(cut)));
+        let missing = StoreError::NotFound {
+            path: "x".into(),
+            source: "gone".into(),
+        };
+        assert!(!is_transient_storage(&store(missing)));
+        let other = LakeError::delta("orders", &url)(DeltaTableError::generic("disk full"));
+        assert!(!is_transient_storage(&other));
+    }
 
     #[test]
     fn only_conflicts_are_retried() {
