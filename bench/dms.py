@@ -76,6 +76,28 @@ def data(work):
     return os.path.join(folder, "initial-orders.csv"), os.path.join(folder, "changes-0001.csv")
 
 
+def table_rows(binary, flags, lake):
+    """The orders table's row count and a hash of its rows (the orders
+    columns), to compare two tables."""
+    _, _, shown = run([binary, *flags, "show", "--lake", lake, "orders",
+                       "--limit", "0", "--format", "csv"])
+    # Sorted: the two tables' files need not hold rows in one order.
+    rows = sorted(line.split(",")[:7] for line in shown.splitlines()[1:])
+    return len(rows), hash(tuple(map(tuple, rows)))
+
+
+def print_medians(figures):
+    """Prints a table of the median wall seconds and peak MiB of each
+    dataset's runs ((seconds, MiB) pairs); returns them."""
+    medians = {n: (statistics.median(w for w, _ in f), statistics.median(m for _, m in f))
+               for n, f in figures.items()}
+    print("\n| dataset | median s | peak MiB |")
+    print("|---|---|---|")
+    for n, (w, m) in medians.items():
+        print(f"| {n} | {w:.3f} | {m:.0f} |")
+    return medians
+
+
 def as_dms(src, dst, op):
     """`src` without its header, each line with `op` first (none: as it is)."""
     with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as out:
@@ -129,18 +151,8 @@ def main():
     # After the measured runs: a child forked from this process while it
     # holds the shown rows would start from its peak memory.
     for name, (flags, _, _) in cases.items():
-        lake = os.path.join(work, f"lake-{name}")
-        _, _, shown = run([binary, *flags, "show", "--lake", lake, "orders",
-                           "--limit", "0", "--format", "csv"])
-        # Sorted: the two tables' files need not hold rows in one order.
-        rows = sorted(line.split(",")[:7] for line in shown.splitlines()[1:])
-        tables[name] = (len(rows), hash(tuple(map(tuple, rows))))
-    medians = {n: (statistics.median(w for w, _ in f), statistics.median(m for _, m in f))
-               for n, f in figures.items()}
-    print("\n| dataset | median s | peak MiB |")
-    print("|---|---|---|")
-    for n, (w, m) in medians.items():
-        print(f"| {n} | {w:.3f} | {m:.0f} |")
+        tables[name] = table_rows(binary, flags, os.path.join(work, f"lake-{name}"))
+    medians = print_medians(figures)
     print(f"\nDMS speed relative to plain: {medians['plain'][0] / medians['dms'][0]:.2f} (goal >= 0.8)")
     print(f"tables: {tables} ({'equal' if tables['plain'] == tables['dms'] else 'DIFFERENT'})")
 

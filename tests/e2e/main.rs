@@ -2,6 +2,7 @@
 
 mod batches;
 mod cdc;
+mod change_feed;
 mod compressed;
 mod concurrency;
 mod crash;

@@ -62,22 +62,26 @@ pub(crate) fn item() -> impl Strategy<Value = Item> {
         })
 }
 
+/// 1 to 4 files of up to 7 changes, in feed order: versions rise from
+/// change to change, file to file.
+pub(crate) fn versioned() -> impl Strategy<Value = Vec<Vec<Item>>> {
+    prop::collection::vec(prop::collection::vec(item(), 0..8), 1..5).prop_map(|mut files| {
+        let mut version = 0;
+        for i in files.iter_mut().flatten() {
+            version += 1;
+            i.version = version;
+        }
+        files
+    })
+}
+
 /// Files in feed order: versions rise from file to file, each file's lines
 /// shuffled.
 fn feed() -> impl Strategy<Value = Vec<Vec<Item>>> {
-    prop::collection::vec(prop::collection::vec(item(), 0..8), 1..5)
-        .prop_map(|mut files| {
-            let mut version = 0;
-            for i in files.iter_mut().flatten() {
-                version += 1;
-                i.version = version;
-            }
-            files
-        })
-        .prop_flat_map(|files| {
-            let shuffled: Vec<_> = files.into_iter().map(|f| Just(f).prop_shuffle()).collect();
-            shuffled
-        })
+    versioned().prop_flat_map(|files| {
+        let shuffled: Vec<_> = files.into_iter().map(|f| Just(f).prop_shuffle()).collect();
+        shuffled
+    })
 }
 
 /// The table the feed leaves: its changes applied in version order.

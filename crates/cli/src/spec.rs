@@ -66,6 +66,9 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
     if d.merge_on_read {
         out!("  merge-on-read: changed rows marked deleted (deletion vectors), their files kept");
     }
+    if d.change_data_feed {
+        out!("  change data feed: every commit that changes rows writes them under _change_data (inserts, deletes, updates before and after)");
+    }
     if d.format != deltaload_core::spec::Format::Csv {
         let extra = match d.extra_fields {
             deltaload_core::spec::ExtraFields::Refuse => "refused",

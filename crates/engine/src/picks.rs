@@ -82,9 +82,15 @@ impl Picks {
 
     /// Rows `indices` of source `changes`: the keys an upsert inserts.
     pub fn inserts(&mut self, changes: usize, indices: &[u32]) {
-        for &c in indices {
-            self.kept.push((changes, c as usize));
-            self.set.push((changes, c as usize));
+        self.rows(changes, indices);
+    }
+
+    /// Rows `indices` of source `source`, as they are there: an inserted
+    /// key's change, or a table row before a change (a change data feed).
+    pub fn rows(&mut self, source: usize, indices: &[u32]) {
+        for &r in indices {
+            self.kept.push((source, r as usize));
+            self.set.push((source, r as usize));
         }
     }
 
@@ -101,45 +107,58 @@ impl Picks {
         updated: &[Take],
         keys: &[usize],
     ) -> Result<Vec<ArrayRef>, ArrowError> {
-        let mut offsets = Vec::with_capacity(sources.len());
-        let mut total = 0usize;
-        for b in sources {
-            offsets.push(total);
-            total += b.num_rows();
-        }
-        if u32::try_from(total).is_err() {
-            return Err(ArrowError::ComputeError(format!(
-                "{total} rows to rewrite in one load: more than a load can hold"
-            )));
-        }
-        let global = |picks: &[(usize, usize)]| -> UInt32Array {
-            UInt32Array::from_iter_values(picks.iter().map(|&(s, r)| (offsets[s] + r) as u32))
-        };
-        let pool = |i: usize| {
-            let arrays: Vec<&dyn Array> = sources.iter().map(|b| b.column(i).as_ref()).collect();
-            concat(&arrays)
-        };
-        let kept = global(&self.kept);
+        let offsets = offsets(sources)?;
+        let kept =
+            UInt32Array::from_iter_values(self.kept.iter().map(|&(s, r)| (offsets[s] + r) as u32));
         let key_columns = keys
             .iter()
-            .map(|&k| take(pool(k)?.as_ref(), &kept, None))
+            .map(|&k| take(pool(sources, k)?.as_ref(), &kept, None))
             .collect::<Result<Vec<_>, _>>()?;
         let order = key_order(&key_columns)?;
-        let permuted = |picks: &UInt32Array| -> UInt32Array {
-            UInt32Array::from_iter_values(order.values().iter().map(|&o| picks.value(o as usize)))
+        self.gather(sources, &offsets, width, updated, order.values())
+    }
+
+    /// The output's first `width` columns as [`Picks::assemble`] makes
+    /// them, the rows in the order they were picked.
+    pub fn in_order(
+        self,
+        sources: &[&RecordBatch],
+        width: usize,
+        updated: &[Take],
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let offsets = offsets(sources)?;
+        let order: Vec<u32> = (0..self.kept.len() as u32).collect();
+        self.gather(sources, &offsets, width, updated, &order)
+    }
+
+    /// The picked rows' columns, the `o`-th row of the output being the
+    /// `order[o]`-th row picked.
+    fn gather(
+        self,
+        sources: &[&RecordBatch],
+        offsets: &[usize],
+        width: usize,
+        updated: &[Take],
+        order: &[u32],
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let permuted = |picks: &[(usize, usize)]| -> UInt32Array {
+            UInt32Array::from_iter_values(order.iter().map(|&o| {
+                let (s, r) = picks[o as usize];
+                (offsets[s] + r) as u32
+            }))
         };
         let whole: Option<arrow_array::BooleanArray> = self.reborn.as_ref().map(|(c, flags)| {
-            (order.values().iter())
+            (order.iter())
                 .map(|&o| {
                     let (source, row) = self.set[o as usize];
                     Some(source == *c && flags.is_null(row))
                 })
                 .collect()
         });
-        let (kept, set) = (permuted(&kept), permuted(&global(&self.set)));
+        let (kept, set) = (permuted(&self.kept), permuted(&self.set));
         (0..width)
             .map(|i| {
-                let pooled = pool(i)?;
+                let pooled = pool(sources, i)?;
                 match updated[i] {
                     Take::Kept => take(pooled.as_ref(), &kept, None),
                     Take::Set => take(pooled.as_ref(), &set, None),
@@ -152,6 +171,28 @@ impl Picks {
             })
             .collect()
     }
+}
+
+/// Where each source's rows start among all of them; an error past `u32` rows.
+fn offsets(sources: &[&RecordBatch]) -> Result<Vec<usize>, ArrowError> {
+    let mut offsets = Vec::with_capacity(sources.len());
+    let mut total = 0usize;
+    for b in sources {
+        offsets.push(total);
+        total += b.num_rows();
+    }
+    if u32::try_from(total).is_err() {
+        return Err(ArrowError::ComputeError(format!(
+            "{total} rows to rewrite in one load: more than a load can hold"
+        )));
+    }
+    Ok(offsets)
+}
+
+/// Column `i` of every source, concatenated.
+fn pool(sources: &[&RecordBatch], i: usize) -> Result<ArrayRef, ArrowError> {
+    let arrays: Vec<&dyn Array> = sources.iter().map(|b| b.column(i).as_ref()).collect();
+    concat(&arrays)
 }
 
 /// `set`'s values, `kept`'s where `set` is null but in a `whole` row.
@@ -333,5 +374,41 @@ mod tests {
         let flags = vec![None, Some(false), Some(false)];
         let got = names(Take::SetUnlessNull, Some(flags));
         assert_eq!(got, owned(&[None, Some("B"), None]));
+    }
+
+    /// A change data feed's picks: rows as they are (a deleted row, an
+    /// updated row before), then an update's new version, in the order
+    /// picked, not sorted; a kept null of an update is the table's value.
+    #[test]
+    fn rows_in_order_come_as_picked_with_updates_assembled() {
+        let batch = |ids: Vec<i64>, names: Vec<Option<&str>>| {
+            RecordBatch::try_from_iter([
+                ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+                ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+            ])
+            .unwrap()
+        };
+        let file = batch(vec![1, 2, 3], vec![Some("a"), Some("b"), Some("c")]);
+        let changes = batch(vec![3, 2, 0], vec![None, Some("B"), Some("N")]);
+        let mut picks = Picks::default();
+        picks.rows(0, &[2, 1]);
+        picks.updates(
+            0,
+            1,
+            &[
+                (1, 1, Action::Update),
+                (0, 0, Action::Delete),
+                (2, 0, Action::Update),
+            ],
+        );
+        picks.rows(1, &[2]);
+        let updated = [Take::Kept, Take::SetUnlessNull];
+        let out = picks.in_order(&[&file, &changes], 2, &updated).unwrap();
+        let ids = out[0].as_any().downcast_ref::<Int64Array>().unwrap();
+        let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ids.values().to_vec(), vec![3, 2, 2, 3, 0]);
+        let names: Vec<_> = names.iter().map(|n| n.map(str::to_string)).collect();
+        let expected = ["c", "b", "B", "c", "N"].map(|n| Some(n.to_string()));
+        assert_eq!(names, expected);
     }
 }

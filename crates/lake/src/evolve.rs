@@ -35,7 +35,7 @@ pub(crate) const CHECKPOINT_INTERVAL_PROPERTY: &str = "delta.checkpointInterval"
 pub(crate) const CHECKPOINT_INTERVAL: u64 = 10;
 
 /// The table properties deltaload records at creation: the checkpoint
-/// interval, and a dataset's keys.
+/// interval, a dataset's keys and its change data feed.
 pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
     let mut properties = vec![(
         CHECKPOINT_INTERVAL_PROPERTY.to_string(),
@@ -43,6 +43,14 @@ pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
     )];
     if let Some(keys) = keys_property(name) {
         properties.push((KEYS_PROPERTY.to_string(), Some(keys)));
+    }
+    // From its first version: a reader refuses a feed from a version
+    // where it was off.
+    if matches!(name, TableName::Target(d) if d.change_data_feed) {
+        properties.push((
+            "delta.enableChangeDataFeed".to_string(),
+            Some("true".into()),
+        ));
     }
     properties
 }

@@ -102,6 +102,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         delete_when: feed.delete_when.or(implied.delete_when),
         extra_fields: feed.extra_fields,
         merge_on_read: d.merge_on_read.unwrap_or(false),
+        change_data_feed: d.change_data_feed.unwrap_or(false),
         csv: csv(src, d.csv.as_ref().map(Spanned::get_ref))?,
     })
 }

@@ -119,6 +119,10 @@ pub struct Dataset {
     /// deleted (a deletion vector) and its new version appended, instead of
     /// the file being rewritten: a load costs what it changes.
     pub merge_on_read: bool,
+    /// The table keeps Delta's change data feed (`delta.enableChangeDataFeed`):
+    /// every commit that changes rows also writes them, with their change
+    /// type, under `_change_data/`.
+    pub change_data_feed: bool,
     /// The CSV dialect and encoding.
     pub csv: CsvFormat,
     /// The CDC tool whose files the dataset reads as it writes them.

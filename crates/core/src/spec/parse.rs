@@ -74,6 +74,7 @@ pub(crate) struct RawDataset {
     pub delete_when: Option<Spanned<RawDeleteWhen>>,
     pub extra_fields: Option<RawExtraFields>,
     pub merge_on_read: Option<bool>,
+    pub change_data_feed: Option<bool>,
     pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,

@@ -4,12 +4,15 @@ use crate::error::LakeError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
 use deltalake::kernel::{Action, Add, Remove};
+use deltalake::logstore::object_store::prefix::PrefixStore;
+use deltalake::logstore::ObjectStoreRef;
 use deltalake::operations::write::writer::{DeltaWriter, WriterConfig};
 use deltalake::operations::write::WriterStatsConfig;
 use deltalake::protocol::DeltaOperation;
 use deltalake::DeltaTable;
 use object_store::ObjectStoreExt as _;
 use std::num::NonZeroU64;
+use std::sync::Arc;
 
 /// Rows from which the new files are written by several tasks at once.
 const PARALLEL_ROWS: usize = 200_000;
@@ -25,6 +28,8 @@ pub(crate) struct Replacement {
     pub kept: Vec<Add>,
     /// The file holding the new deletion vectors: its path and bytes.
     pub dv_file: Option<(deltalake::Path, Vec<u8>)>,
+    /// The change data feed's files, written already (their `cdc` actions).
+    pub cdc: Vec<Action>,
     /// What the upsert read, for the conflict check (`None`: the whole table).
     pub predicate: Option<deltalake::datafusion::prelude::Expr>,
     pub metadata: serde_json::Value,
@@ -60,6 +65,7 @@ pub(crate) async fn commit(
             })?;
     }
     actions.extend(replacement.kept.into_iter().map(Action::Add));
+    actions.extend(replacement.cdc);
     actions.extend(replacement.removes.into_iter().map(Action::Remove));
     // The operation records its read predicate as text, which the conflict
     // check parses: DataFusion's unparser writes it, every value a literal.
@@ -93,15 +99,31 @@ pub(crate) async fn write_files(
     file_bytes: u64,
     label: &str,
 ) -> Result<Vec<Add>, LakeError> {
-    // Large outputs are cut into consecutive key ranges, each written by a
-    // task of its own: Parquet encoding is the costliest step, and the
-    // files stay range-disjoint.
+    write_parts(table, parts(rows), file_bytes, label).await
+}
+
+/// Writes `rows` into new files under the table's folder `under` (as
+/// [`write_files`] does, without a size limit per file), not yet
+/// committed; returns their add actions, each path relative to `under`.
+pub(crate) async fn write_under(
+    table: &DeltaTable,
+    rows: &RecordBatch,
+    under: &str,
+    label: &str,
+) -> Result<Vec<Add>, LakeError> {
+    let store = Arc::new(PrefixStore::new(table.object_store(), under));
+    write_parts_to(table, store, parts(rows), None, label).await
+}
+
+/// `rows` cut for writing: large outputs into consecutive key ranges, one
+/// per core, each written by a task of its own (Parquet encoding is the
+/// costliest step, and the files stay range-disjoint).
+fn parts(rows: &RecordBatch) -> Vec<RecordBatch> {
     let parts = match rows.num_rows() >= PARALLEL_ROWS {
         true => cores(),
         false => 1,
     };
-    let chunk = rows.num_rows().div_ceil(parts).max(1);
-    write_parts(table, slices(rows, chunk), file_bytes, label).await
+    slices(rows, rows.num_rows().div_ceil(parts).max(1))
 }
 
 /// Writes each of `pieces` into a new data file of its own (cut short only
@@ -138,6 +160,19 @@ async fn write_parts(
     file_bytes: u64,
     label: &str,
 ) -> Result<Vec<Add>, LakeError> {
+    let store = table.object_store();
+    write_parts_to(table, store, parts, NonZeroU64::new(file_bytes), label).await
+}
+
+/// [`write_parts`] into `store` (the table's, or a folder of it), files of
+/// at most `file_bytes` when given.
+async fn write_parts_to(
+    table: &DeltaTable,
+    store: ObjectStoreRef,
+    parts: Vec<RecordBatch>,
+    file_bytes: Option<NonZeroU64>,
+    label: &str,
+) -> Result<Vec<Add>, LakeError> {
     use futures::StreamExt;
     let url = table.table_url().clone();
     let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
@@ -149,12 +184,11 @@ async fn write_parts(
         schema,
         Vec::new(),
         None,
-        NonZeroU64::new(file_bytes),
+        file_bytes,
         None,
         stats.num_indexed_cols,
         stats.stats_columns,
     );
-    let store = table.object_store();
     let mut writers = futures::stream::iter(parts)
         .map(|part| {
             let (store, config) = (store.clone(), config.clone());
@@ -212,6 +246,7 @@ mod tests {
             removes: Vec::new(),
             kept: Vec::new(),
             dv_file: None,
+            cdc: Vec::new(),
             predicate: Some(predicate),
             metadata: serde_json::json!({}),
         };

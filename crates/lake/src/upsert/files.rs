@@ -28,7 +28,8 @@ pub(crate) fn stats_of(add: &Add) -> Option<Json> {
 
 /// Why the keyed upsert hands a table to delta-rs's MERGE, or `None` when it
 /// handles the table: features it does not write (partitions, column mapping,
-/// change data feed, constraints, generated columns, row tracking).
+/// constraints, generated columns, row tracking). It writes a change data
+/// feed itself ([`super::feed`]).
 pub(crate) fn unsupported(
     table: &DeltaTable,
 ) -> Result<Option<String>, deltalake::DeltaTableError> {
@@ -44,9 +45,6 @@ pub(crate) fn unsupported(
         .is_some_and(|m| !m.eq_ignore_ascii_case("none"))
     {
         return Ok(Some("the table uses column mapping".into()));
-    }
-    if set("delta.enableChangeDataFeed", "true") {
-        return Ok(Some("the table writes a change data feed".into()));
     }
     if set("delta.enableRowTracking", "true") {
         return Ok(Some("the table tracks row ids".into()));

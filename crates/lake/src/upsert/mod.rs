@@ -27,6 +27,7 @@ mod commit;
 mod deletions;
 mod dv;
 mod edges;
+mod feed;
 mod files;
 mod meet;
 mod read;
@@ -98,6 +99,9 @@ impl Lake {
             let set = &self.sets[ds];
             (set.dataset.clone(), set.dataset.name.clone())
         };
+        if dataset.change_data_feed {
+            self.enable_change_data_feed(ds).await?;
+        }
         if let Some(reason) = self.merge_reason(ds)? {
             tracing::debug!(table = %label, reason, "writing with delta-rs's MERGE");
             return self.merge_target(ds, changes, files, loaded_at).await;
@@ -200,6 +204,7 @@ impl Lake {
             }
         };
         lap("written");
+        let cdc = self.feed(ds, aligned, outcome, label).await?;
         let (removes, kept, dv_file) =
             rows_out::removed(&store, dataset.merge_on_read, outcome, label).await?;
         let replacement = commit::Replacement {
@@ -208,6 +213,7 @@ impl Lake {
             removes,
             kept,
             dv_file,
+            cdc,
             predicate: None,
             metadata: serde_json::Value::Null,
         };

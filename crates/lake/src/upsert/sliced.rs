@@ -158,6 +158,9 @@ impl Lake {
             // As a load in one pass does: the table's protocol is the same.
             self.enable_deletion_vectors(ds).await?;
         }
+        if dataset.change_data_feed {
+            self.enable_change_data_feed(ds).await?;
+        }
         let table = self.sets[ds].target.clone();
         let shape = self.shape(ds, &table)?;
         let (all, _) = files::candidates(&table, &shape.key, &KeyBounds::None, usize::MAX)
@@ -174,6 +177,7 @@ impl Lake {
             removes: Vec::new(),
         };
         let mut counts = MergeCounts::default();
+        let mut cdc = Vec::new();
         let mut span: Option<KeyBounds> = None;
         let (mut given, mut slices_done, mut rewrites) = (0u64, 0u64, 0u64);
         while let Some(changes) = slices.next_slice(&label)? {
@@ -185,8 +189,9 @@ impl Lake {
             let at = staging.candidates(&bounds, &shape);
             let candidates: Vec<TargetFile> =
                 at.iter().map(|&i| staging.live[i].file.clone()).collect();
-            let (slice_counts, rewritten, adds) =
+            let (slice_counts, rewritten, adds, feed) =
                 self.rewrite_slice(ds, &aligned, &candidates).await?;
+            cdc.extend(feed);
             add_counts(&mut counts, slice_counts);
             rewrites += rewritten.len() as u64;
             let gone = rewritten.iter().map(|&f| at[f]).collect();
@@ -220,6 +225,7 @@ impl Lake {
             removes: staging.removes,
             kept: Vec::new(),
             dv_file: None,
+            cdc,
             predicate: span.and_then(|s| s.span_predicate(&shape.key)),
             metadata: metadata(files, counts),
         };
@@ -247,22 +253,39 @@ impl Lake {
     }
 
     /// One slice's upsert against `candidates`: its figures, the candidates
-    /// it rewrote and the files written in their place (by groups, each
-    /// within the budget: [`Lake::rewrite_met`]).
+    /// it rewrote, the files written in their place (by groups, each
+    /// within the budget: [`Lake::rewrite_met`]) and its change data feed.
     async fn rewrite_slice(
         &mut self,
         ds: usize,
         aligned: &Aligned,
         candidates: &[TargetFile],
-    ) -> Result<(MergeCounts, Vec<usize>, Vec<Add>), LakeError> {
+    ) -> Result<SliceWritten, LakeError> {
         let met = self.meet(ds, aligned, candidates).await?;
         let (rewritten, inserted) = (met.rewritten(), met.inserted(aligned));
         let counts = count(&met, inserted.len());
         let (adds, groups) = (self.rewrite_met(ds, aligned, (candidates, &met), &inserted)).await?;
         self.writes.groups += groups;
-        Ok((counts, rewritten, adds))
+        let outcome = super::rows_out::Outcome {
+            met: &met,
+            candidates,
+            rewritten: &rewritten,
+            inserted: &inserted,
+        };
+        let label = self.sets[ds].dataset.name.clone();
+        let cdc = self.feed(ds, aligned, &outcome, &label).await?;
+        Ok((counts, rewritten, adds, cdc))
     }
 }
+
+/// What a slice wrote: its figures, the candidates it rewrote, the files
+/// written in their place and its change data feed's `cdc` actions.
+type SliceWritten = (
+    MergeCounts,
+    Vec<usize>,
+    Vec<Add>,
+    Vec<deltalake::kernel::Action>,
+);
 
 fn add_counts(total: &mut MergeCounts, slice: MergeCounts) {
     total.inserted += slice.inserted;

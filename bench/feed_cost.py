@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""What a change data feed costs on the large case (issue 32's goal: with
+the feed, at most 1.5 times the time without).
+
+Takes the "large" scenario's files of bench/bench.py (generated into --work
+with ../shared/bench/gen_changes.py when missing: 2,000,000 orders, then
+1,000,000 changes, seed 7). Two datasets of the orders columns, keyed by
+order_id, newest by updated_at, merge-on-read: "plain", and "feed" with
+change_data_feed = true. Each loads initial-orders.csv once (the setup, not
+measured); each measured load of changes-0001.csv goes into a fresh copy
+of its setup's lake, --repeat times per dataset (default 5), alternating
+which goes first. Prints each run, the median wall seconds and peak MiB per
+dataset, the ratio feed/plain, the rows each table holds afterwards (which
+must be equal) and the rows of the measured commit's feed by change type.
+
+  bench/feed_cost.py [--bin PATH] [--work DIR] [--repeat N] [--copy-on-write]
+"""
+import argparse
+import glob
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from dms import COLUMNS, data, print_medians, run, table_rows  # noqa: E402
+
+SPEC = ('[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
+        '{extra}' + COLUMNS)
+
+
+def feed_counts(lake):
+    """Rows of each change type in the table's newest feed files (pyarrow)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        return "pyarrow missing: not counted"
+    files = glob.glob(os.path.join(lake, "orders", "_change_data", "*.parquet"))
+    newest = max(files, key=os.path.getmtime, default=None)
+    if newest is None:
+        return "no feed files"
+    counts = {}
+    for t in pq.read_table(newest, columns=["_change_type"]).column(0).to_pylist():
+        counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
+    ap.add_argument("--work", default="/tmp/deltaload-bench")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--copy-on-write", action="store_true", help="without merge_on_read")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    work = os.path.join(args.work, "feed")
+    os.makedirs(work, exist_ok=True)
+    initial, changes = data(args.work)
+    mor = "" if args.copy_on_write else "merge_on_read = true\n"
+    cases = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
+    flags = {}
+    for name, extra in cases.items():
+        spec = os.path.join(work, f"{name}.toml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write(SPEC.format(extra=extra))
+        flags[name] = ["--spec", spec]
+        lake = os.path.join(work, f"lake-{name}-setup")
+        shutil.rmtree(lake, ignore_errors=True)
+        wall, _, _ = run([binary, *flags[name], "load", "--lake", lake, initial])
+        print(f"setup {name}: {wall:.2f} s (not measured)")
+    figures = {name: [] for name in cases}
+    for i in range(args.repeat):
+        order = list(cases) if i % 2 == 0 else list(reversed(cases))
+        for name in order:
+            lake = os.path.join(work, f"lake-{name}")
+            shutil.rmtree(lake, ignore_errors=True)
+            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
+            wall, mib, out = run([binary, *flags[name], "load", "--lake", lake, changes])
+            figures[name].append((wall, mib))
+            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
+    tables = {name: table_rows(binary, flags[name], os.path.join(work, f"lake-{name}"))
+              for name in cases}
+    medians = print_medians(figures)
+    print(f"\nfeed/plain time: {medians['feed'][0] / medians['plain'][0]:.2f} (goal <= 1.5)")
+    print(f"tables: {tables} ({'equal' if tables['plain'] == tables['feed'] else 'DIFFERENT'})")
+    print(f"the measured commit's feed: {feed_counts(os.path.join(work, 'lake-feed'))}")
+
+
+if __name__ == "__main__":
+    main()
