@@ -17,6 +17,7 @@ must be equal) and the rows of the measured commit's feed by change type.
 """
 import argparse
 import glob
+import json
 import os
 import shutil
 import sys
@@ -25,24 +26,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from dms import COLUMNS, data, print_medians, run, table_rows  # noqa: E402
 
-SPEC = ('[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
-        '{extra}' + COLUMNS)
+SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 
 
 def feed_counts(lake):
-    """Rows of each change type in the table's newest feed files (pyarrow)."""
+    """Rows of each change type in the feed files of the table's last
+    commit (read with pyarrow)."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        return "pyarrow missing: not counted"
-    files = glob.glob(os.path.join(lake, "orders", "_change_data", "*.parquet"))
-    newest = max(files, key=os.path.getmtime, default=None)
-    if newest is None:
-        return "no feed files"
+        return "pyarrow missing: not counted (run with .venv/bin/python)"
+    table = os.path.join(lake, "orders")
+    commits = sorted(glob.glob(os.path.join(table, "_delta_log", "*.json")))
+    if not commits:
+        return "no commits"
+    with open(commits[-1], encoding="utf-8") as f:
+        paths = [json.loads(line)["cdc"]["path"] for line in f if '"cdc"' in line]
     counts = {}
-    for t in pq.read_table(newest, columns=["_change_type"]).column(0).to_pylist():
-        counts[t] = counts.get(t, 0) + 1
-    return counts
+    for path in paths:
+        for t in pq.read_table(os.path.join(table, path), columns=["_change_type"]).column(0).to_pylist():
+            counts[t] = counts.get(t, 0) + 1
+    return counts or "no feed files in the last commit"
 
 
 def main():
@@ -62,7 +66,7 @@ def main():
     for name, extra in cases.items():
         spec = os.path.join(work, f"{name}.toml")
         with open(spec, "w", encoding="utf-8") as f:
-            f.write(SPEC.format(extra=extra))
+            f.write(SPEC + extra + COLUMNS)
         flags[name] = ["--spec", spec]
         lake = os.path.join(work, f"lake-{name}-setup")
         shutil.rmtree(lake, ignore_errors=True)
