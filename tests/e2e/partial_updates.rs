@@ -22,7 +22,8 @@ pub(crate) fn items_spec() -> String {
     text
 }
 
-/// One change; its version is its place in the feed.
+/// One change of an item (`upsert_engines::ITEMS`), a delete when `delete`
+/// (deletes by `op`, as [`items_spec`] declares them).
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     pub id: i64,

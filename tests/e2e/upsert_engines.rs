@@ -7,6 +7,7 @@
 //! table's value (`ignore_null_updates`).
 
 use crate::deletes::{file_bytes, Change};
+use crate::partial_updates::{bytes, Item};
 use deltaload_core::Spec;
 use deltaload_lake::{lake_url, Engine, Lake, LakeRoot, LoadOptions, SourceFile, TableName};
 use deltaload_tests::lake_state_of;
@@ -37,14 +38,6 @@ type = "string"
 
 /// One change of an item: ids fall in clusters far apart, so files of
 /// different clusters have disjoint key ranges and some lie between others.
-#[derive(Debug, Clone)]
-struct Item {
-    id: i64,
-    version: i32,
-    price: Option<i32>,
-    note: Option<&'static str>,
-}
-
 fn item() -> impl Strategy<Value = Item> {
     (
         0i64..4,
@@ -58,24 +51,8 @@ fn item() -> impl Strategy<Value = Item> {
             version,
             price,
             note,
+            delete: false,
         })
-}
-
-fn items_bytes(items: &[Item]) -> Vec<u8> {
-    let json = |v: Option<String>| v.unwrap_or_else(|| "null".into());
-    items
-        .iter()
-        .map(|i| {
-            format!(
-                "{{\"id\":{},\"version\":{},\"price\":{},\"note\":{}}}\n",
-                i.id,
-                i.version,
-                json(i.price.map(|p| p.to_string())),
-                json(i.note.map(|n| format!("\"{n}\"")))
-            )
-        })
-        .collect::<String>()
-        .into_bytes()
 }
 
 fn inventory_change() -> impl Strategy<Value = Change> {
@@ -242,8 +219,8 @@ proptest! {
         setup in prop::collection::vec(prop::collection::vec(item(), 1..8), 0..4),
         batch in prop::collection::vec(prop::collection::vec(item(), 0..10), 1..3),
     ) {
-        let setup = setup.iter().map(|f| items_bytes(f)).collect();
-        let batch = batch.iter().map(|f| items_bytes(f)).collect();
+        let setup = setup.iter().map(|f| bytes(f)).collect();
+        let batch = batch.iter().map(|f| bytes(f)).collect();
         deltaload_tests::runtime().block_on(differential(ITEMS, layout, setup, batch));
     }
 
@@ -275,8 +252,8 @@ proptest! {
             "ignore_null_updates = true",
         );
         prop_assert!(text.contains("ignore_null_updates"));
-        let setup = setup.iter().map(|f| items_bytes(f)).collect();
-        let batch = batch.iter().map(|f| items_bytes(f)).collect();
+        let setup = setup.iter().map(|f| bytes(f)).collect();
+        let batch = batch.iter().map(|f| bytes(f)).collect();
         deltaload_tests::runtime().block_on(differential(&text, layout, setup, batch));
     }
 

@@ -48,7 +48,7 @@ pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
     // where it was off.
     if matches!(name, TableName::Target(d) if d.change_data_feed) {
         properties.push((
-            "delta.enableChangeDataFeed".to_string(),
+            crate::upsert::CHANGE_DATA_FEED.to_string(),
             Some("true".into()),
         ));
     }

@@ -56,11 +56,7 @@ pub(super) fn tie_break(
     update: &[usize],
 ) -> Result<Vec<usize>, SpecError> {
     let Some(raw) = &d.tie_break else {
-        return Ok(update
-            .iter()
-            .copied()
-            .filter(|i| !sequence_by.contains(i))
-            .collect());
+        return Ok(unsequenced(update, sequence_by));
     };
     let ties = resolve(src, d.name.get_ref(), columns, raw, "tie_break")?;
     if let Some(&i) = ties
@@ -96,13 +92,7 @@ pub(super) fn keep_on_null(
     };
     let listed = match raw.get_ref() {
         RawIgnoreNulls::All(false) => return Ok(Vec::new()),
-        RawIgnoreNulls::All(true) => {
-            return Ok(update
-                .iter()
-                .copied()
-                .filter(|i| !sequence_by.contains(i))
-                .collect())
-        }
+        RawIgnoreNulls::All(true) => return Ok(unsequenced(update, sequence_by)),
         RawIgnoreNulls::Columns(names) => names,
     };
     let spanned = |n: &String| toml::Spanned::new(raw.span(), n.clone());
@@ -135,4 +125,12 @@ pub(super) fn keep_on_null(
         ));
     }
     Ok(keep)
+}
+
+/// The update columns but the sequence ones: the default tie-break, and
+/// what `ignore_null_updates = true` covers.
+fn unsequenced(update: &[usize], sequence_by: &[usize]) -> Vec<usize> {
+    (update.iter().copied())
+        .filter(|i| !sequence_by.contains(i))
+        .collect()
 }

@@ -26,7 +26,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 
 /// The column of a feed row that says what the change was.
-pub(crate) const CHANGE_TYPE: &str = "_change_type";
+const CHANGE_TYPE: &str = "_change_type";
 
 /// The directory of the feed's files, under the table's root.
 const CHANGE_DATA: &str = "_change_data";
@@ -130,7 +130,7 @@ fn change_types(counts: [usize; 4]) -> ArrayRef {
 
 /// Writes `rows` (a feed) into new files under `_change_data/`, not yet
 /// committed; returns their `cdc` actions.
-pub(crate) async fn write(
+async fn write(
     table: &DeltaTable,
     rows: &RecordBatch,
     label: &str,

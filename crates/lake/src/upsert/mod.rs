@@ -43,6 +43,7 @@ pub(crate) use aligned::{align, positions};
 pub(crate) use commit::write_files;
 use deltaload_core::MergeCounts;
 use deltaload_engine::{Action, Met};
+pub(crate) use feed::ENABLE as CHANGE_DATA_FEED;
 pub(crate) use files::{candidates, unsupported, KeyBounds, TargetFile};
 pub(crate) use read::read_columns;
 pub use rewrite::REWRITE_GROUP_BYTES;
