@@ -87,7 +87,11 @@ async fn a_dms_feed_deletes_rows_and_a_late_older_update_stays_deleted() {
     assert!(tombstones.contains("2026-10-01T09:20:00"), "{tombstones}");
     let figures = ok(&sb, &["show", "reconciliation", "--format", "csv"]);
     assert!(
-        figures.lines().next().unwrap().ends_with(",deleted"),
+        figures
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",deleted,retired"),
         "{figures}"
     );
     let mut lake = sb.lake().await;

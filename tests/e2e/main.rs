@@ -45,6 +45,7 @@ mod reconcile_findings;
 mod refusals;
 mod rejects;
 mod show;
+mod snapshots;
 mod storage_faults;
 mod sweep;
 mod truncated_stats;

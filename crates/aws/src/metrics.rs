@@ -123,6 +123,7 @@ mod tests {
                 "RowsUpdated",
                 "RowsStale",
                 "RowsDeleted",
+                "RowsRetired",
                 "LoadLatency",
                 "CommitRetries"
             ]

@@ -68,6 +68,8 @@ figures! {
     stale: u64 => "RowsStale" "Count",
     /// Rows deleted.
     deleted: u64 => "RowsDeleted" "Count",
+    /// Rows a snapshot deleted because it no longer holds their key.
+    retired: u64 => "RowsRetired" "Count",
     /// Time spent loading, in milliseconds.
     load_ms: u64 => "LoadLatency" "Milliseconds",
     /// Load rounds run again after a commit conflict with another writer.
@@ -84,9 +86,10 @@ impl BatchReport {
     /// + stale, + deleted when a file deleted rows).
     pub fn summary(&self) -> String {
         let t = &self.totals;
-        let deleted = match t.deleted {
-            0 => String::new(),
-            n => format!(", {n} deleted"),
+        let deleted = match (t.deleted, t.retired) {
+            (0, 0) => String::new(),
+            (n, 0) => format!(", {n} deleted"),
+            (n, r) => format!(", {n} deleted, {r} retired"),
         };
         format!(
             "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
@@ -153,6 +156,7 @@ pub(crate) fn tally(report: &mut BatchReport, dataset: &str, outcomes: &[LoadOut
                 d.updated += f.updated;
                 d.stale += f.stale;
                 d.deleted += f.deleted;
+                d.retired += f.retired;
             }
             LoadOutcome::Skipped { .. } => d.skipped += 1,
             LoadOutcome::Refused(_) => d.refused += 1,
@@ -184,7 +188,7 @@ mod tests {
         assert_eq!(report.totals.records, 20);
         assert_eq!(report.by_dataset["orders"], report.totals);
         // The names and their order: metrics.rs's EMF test.
-        assert_eq!(d.metrics().len(), 11, "duplicates is not published");
-        assert_eq!(d.metrics()[9], ("LoadLatency", "Milliseconds", 7));
+        assert_eq!(d.metrics().len(), 12, "duplicates is not published");
+        assert_eq!(d.metrics()[10], ("LoadLatency", "Milliseconds", 7));
     }
 }

@@ -39,7 +39,12 @@ pub(crate) fn fault_from_env() -> Option<deltaload_lake::FaultPoint> {
 
 pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     let chosen = spec.select(None).map_err(anyhow::Error::msg)?;
-    let (dataset, deletes) = (chosen.name.clone(), chosen.delete_when.is_some());
+    let deletes = match (&chosen.delete_when, &chosen.snapshot) {
+        (Some(_), _) => Removed::Deleted,
+        (None, Some(_)) => Removed::Retired,
+        (None, None) => Removed::Never,
+    };
+    let dataset = chosen.name.clone();
     let mut lake = crate::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
     let budget = args.memory.budget()?;
@@ -134,15 +139,28 @@ pub(crate) fn read(
     }
 }
 
-/// Prints a file's line (with its deletes when the dataset has them); true
-/// when it was refused.
-fn report(shown: &str, outcome: LoadOutcome, deletes: bool) -> std::io::Result<bool> {
+/// How a dataset's loads remove rows, as a file's line shows them.
+#[derive(Clone, Copy)]
+enum Removed {
+    /// Deletes in the feed (`delete_when`).
+    Deleted,
+    /// Keys a snapshot no longer holds (`mode = "snapshot"`); a snapshot's
+    /// stale rows are those it left as they were.
+    Retired,
+    /// Not at all.
+    Never,
+}
+
+/// Prints a file's line (with its removed rows when the dataset removes
+/// any); true when it was refused.
+fn report(shown: &str, outcome: LoadOutcome, deletes: Removed) -> std::io::Result<bool> {
     match outcome {
         LoadOutcome::Loaded(done) => {
             let f = done.figures;
             let deleted = match deletes {
-                true => format!(", {} deleted", f.deleted),
-                false => String::new(),
+                Removed::Deleted => format!(", {} deleted", f.deleted),
+                Removed::Retired => format!(", {} unchanged, {} retired", f.stale, f.retired),
+                Removed::Never => String::new(),
             };
             out!(
                 "{shown}: {} rejected, {} updated, {} added{deleted}, table version {}",

@@ -66,7 +66,7 @@ fn later_files_update_what_earlier_files_inserted_and_keep_the_other_columns() {
         MergeCounts {
             inserted: 1,
             updated: 1,
-            deleted: 0
+            ..MergeCounts::default()
         }
     );
 }

@@ -12,6 +12,9 @@ pub struct MergeCounts {
     pub updated: u64,
     /// Rows removed by a delete.
     pub deleted: u64,
+    /// Rows removed because a snapshot no longer holds their key (not
+    /// records of the file, so outside the balance).
+    pub retired: u64,
 }
 
 /// The figures of one load of one file.
@@ -35,6 +38,8 @@ pub struct Reconciliation {
     pub stale: u64,
     /// Distinct keys whose row a delete removed.
     pub deleted: u64,
+    /// Rows a snapshot removed because it no longer holds their key.
+    pub retired: u64,
 }
 
 impl Reconciliation {
@@ -70,6 +75,7 @@ impl Reconciliation {
             updated: merge.updated,
             stale,
             deleted: merge.deleted,
+            retired: merge.retired,
         })
     }
 
@@ -115,7 +121,7 @@ mod tests {
             MergeCounts {
                 inserted: 3,
                 updated: 1,
-                deleted: 0,
+                ..Default::default()
             },
         )
         .unwrap_err();

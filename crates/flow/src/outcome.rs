@@ -69,6 +69,8 @@ pub fn log_outcome(location: &str, outcome: &LoadOutcome) {
             inserted = done.figures.inserted,
             updated = done.figures.updated,
             stale = done.figures.stale,
+            deleted = done.figures.deleted,
+            retired = done.figures.retired,
             orders_version = ?done.orders_version,
             recovered = done.recovered,
             "loaded"

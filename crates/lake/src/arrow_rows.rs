@@ -177,6 +177,7 @@ pub(crate) fn reconciliation(
             utc(std::iter::repeat_n(Some(loaded_at), n)),
             strings(rows.iter().map(|r| Some(r.dataset))),
             counts(rows, |r| r.figures.deleted),
+            counts(rows, |r| r.figures.retired),
         ],
     )
 }

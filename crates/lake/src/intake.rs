@@ -39,6 +39,13 @@ impl Lake {
                 reason,
             )));
         }
+        if let Some(reason) = crate::snapshot::unordered(dataset, &file.location) {
+            return Ok(Intake::Refused(HeaderMismatch::new(
+                dataset,
+                Vec::new(),
+                reason,
+            )));
+        }
         if self.budget.fits_whole(size) {
             let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
                 Ok(match crate::read_changes(dataset, &file.location, bytes)? {
@@ -121,6 +128,12 @@ impl Lake {
                 _ => "only UTF-8 text is read in pieces (the dataset's encoding is not UTF-8)"
                     .to_string(),
             }));
+        }
+        if dataset.snapshot.is_some() {
+            return Ok(Some(
+                "each file is a snapshot (mode = \"snapshot\"), compared whole with the table"
+                    .to_string(),
+            ));
         }
         if dataset.delete_when.is_some() {
             return Ok(Some(

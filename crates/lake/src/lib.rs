@@ -41,6 +41,7 @@ mod round;
 mod schema;
 mod settle;
 mod show;
+mod snapshot;
 mod spill;
 mod table;
 mod tombstones;
@@ -115,6 +116,9 @@ pub struct Lake {
     /// The Parquet bytes of rewritten files a copy-on-write upsert reads at
     /// once (fewer when the memory budget asks it).
     rewrite_group_bytes: u64,
+    /// A snapshot's high-water marks, for the next keyed commit of its
+    /// dataset's table to set ([`snapshot`]).
+    snapshot_mark: Option<String>,
 }
 
 /// A dataset and its two tables.
@@ -230,6 +234,7 @@ impl Lake {
             merged_unchecked: false,
             writes: EngineWrites::default(),
             rewrite_group_bytes: upsert::REWRITE_GROUP_BYTES,
+            snapshot_mark: None,
         })
     }
 

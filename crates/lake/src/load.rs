@@ -121,8 +121,10 @@ impl deltaload_flow::Source for DatasetPort<'_> {
         })
     }
 
+    /// A snapshot is a round of its own: each commits its own high-water mark.
     fn fits_whole(&self, bytes: u64) -> bool {
-        self.lake.budget.fits_whole(bytes)
+        let snapshot = self.lake.sets[self.ds].dataset.snapshot.is_some();
+        !snapshot && self.lake.budget.fits_whole(bytes)
     }
 
     fn read(

@@ -83,6 +83,9 @@ impl MergedFile<'_> {
             file["inserted"] = json!(c.inserted);
             file["updated"] = json!(c.updated);
             file["deleted"] = json!(c.deleted);
+            if c.retired > 0 {
+                file["retired"] = json!(c.retired);
+            }
         }
         file
     }
@@ -186,6 +189,7 @@ impl Lake {
             inserted: metrics.num_target_rows_inserted as u64,
             updated: metrics.num_target_rows_updated as u64,
             deleted: metrics.num_target_rows_deleted as u64,
+            retired: 0,
         };
         let after = self.sets[ds].target.version();
         let files = crate::OrdersFiles {

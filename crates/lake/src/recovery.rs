@@ -79,6 +79,7 @@ impl Lake {
                     deleted: count("deleted")
                         .or_else(|| metric("num_target_rows_deleted"))
                         .unwrap_or(0),
+                    retired: count("retired").unwrap_or(0),
                 };
                 found.insert(key, MergeCommit { version, counts });
             }

@@ -46,6 +46,9 @@ impl Lake {
         let tombstones = dataset.keeps_tombstones();
         match pending.as_slice() {
             [] if !tombstones => {}
+            [only] if dataset.snapshot.is_some() => {
+                counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], loaded_at).await?);
+            }
             [only] if parsed[*only].spilled.is_some() => {
                 counts[*only] = Some(self.upsert_spilled(ds, &parsed[*only], loaded_at).await?);
             }
@@ -69,11 +72,16 @@ impl Lake {
                 let _ = spilled.distinct.set(merge.given);
             }
         }
+        // A snapshot's commit (recovered too) deletes only what it retires.
+        let snapshot = |c: MergeCounts| match dataset.snapshot {
+            Some(_) => crate::snapshot::retired(c),
+            None => c,
+        };
         Ok(counts
             .into_iter()
             .zip(was_recovered)
             .map(|(counts, recovered)| Merged {
-                counts: counts.unwrap_or_default(),
+                counts: snapshot(counts.unwrap_or_default()),
                 recovered,
             })
             .collect())

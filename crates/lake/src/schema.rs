@@ -284,5 +284,6 @@ fn reconciliation() -> SchemaRef {
         Field::new("loaded_at", timestamp(), false),
         string("dataset", true),
         long("deleted", true),
+        long("retired", true),
     ]))
 }

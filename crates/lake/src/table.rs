@@ -141,6 +141,8 @@ pub(crate) async fn set_property(
         .clone()
         .set_tbl_properties()
         .with_properties([(key.to_string(), value.to_string())].into())
+        // deltaload's own properties (`io.deltaload.*`) are not Delta's.
+        .with_raise_if_not_exists(key.starts_with("delta."))
         .await
         .map_err(LakeError::delta(label, &url))?;
     Ok(())

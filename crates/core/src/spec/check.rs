@@ -86,7 +86,9 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     }
     let tie_break = super::updates::tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
     let feed = super::feed::feed(src, d, &columns)?;
+    let snapshot = super::snapshot::snapshot(src, d, &columns, &sequence_by)?;
     Ok(Dataset {
+        snapshot,
         preset: implied.preset,
         generated,
         name: name.clone(),

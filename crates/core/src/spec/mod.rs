@@ -6,6 +6,7 @@ mod feed;
 mod formats;
 mod parse;
 mod preset;
+mod snapshot;
 mod updates;
 
 use crate::value::Value;
@@ -19,6 +20,7 @@ pub use parse::SpecError;
 pub use preset::{
     describe as describe_preset, fill_generated, Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE,
 };
+pub use snapshot::{key_date, Snapshot, SnapshotOrder};
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
 /// what every command uses when no spec is given.
@@ -123,6 +125,9 @@ pub struct Dataset {
     /// every commit that changes rows also writes them, with their change
     /// type, under `_change_data/`.
     pub change_data_feed: bool,
+    /// Each file is a snapshot of the table (`mode = "snapshot"`): keys it
+    /// no longer holds are deleted, an older snapshot changes nothing.
+    pub snapshot: Option<Snapshot>,
     /// The CSV dialect and encoding.
     pub csv: CsvFormat,
     /// The CDC tool whose files the dataset reads as it writes them.
@@ -268,6 +273,17 @@ impl Dataset {
 
     /// The rule by which a change wins, in words, for users.
     pub fn newest_wins_rule(&self) -> String {
+        if let Some(snapshot) = &self.snapshot {
+            let scope = match snapshot.scope.is_empty() {
+                true => "the table".to_string(),
+                false => format!("its ({}) values", self.names(&snapshot.scope).join(", ")),
+            };
+            return format!(
+                "each file is a snapshot of {scope}: the newest by {} makes those rows its own \
+                 (missing keys retired, equal rows left alone); an older one changes nothing",
+                snapshot.order_name(&self.columns)
+            );
+        }
         if self.sequence_by.is_empty() {
             return "no sequence_by: the later load wins, and within one file the later record"
                 .to_string();

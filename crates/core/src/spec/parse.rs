@@ -75,6 +75,9 @@ pub(crate) struct RawDataset {
     pub extra_fields: Option<RawExtraFields>,
     pub merge_on_read: Option<bool>,
     pub change_data_feed: Option<bool>,
+    pub mode: Option<Spanned<String>>,
+    pub snapshot_scope: Option<Names>,
+    pub snapshot_key_date: Option<Spanned<String>>,
     pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,

@@ -3,7 +3,7 @@
 use crate::error::LakeError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
-use deltalake::kernel::{Action, Add, Remove};
+use deltalake::kernel::{Action, Add, MetadataExt as _, Remove};
 use deltalake::logstore::object_store::prefix::PrefixStore;
 use deltalake::logstore::ObjectStoreRef;
 use deltalake::operations::write::writer::{DeltaWriter, WriterConfig};
@@ -37,12 +37,14 @@ pub(crate) struct Replacement {
 
 /// Writes the new files (at most `file_bytes` each) and commits them with the
 /// removes as one MERGE whose read predicate is `predicate`: a concurrent
-/// commit adding or removing files there conflicts with this one. Returns the
-/// table at the new version and how many files were added.
+/// commit adding or removing files there conflicts with this one. A
+/// snapshot's `mark` (its dataset's high-water marks) is set in the same
+/// commit, whose metadata action also conflicts with any other such commit.
+/// Returns the table at the new version and how many files were added.
 pub(crate) async fn commit(
     table: &DeltaTable,
     replacement: Replacement,
-    file_bytes: u64,
+    (file_bytes, mark): (u64, Option<String>),
     label: &str,
 ) -> Result<(DeltaTable, u64), LakeError> {
     let url = table.table_url().clone();
@@ -67,6 +69,14 @@ pub(crate) async fn commit(
     actions.extend(replacement.kept.into_iter().map(Action::Add));
     actions.extend(replacement.cdc);
     actions.extend(replacement.removes.into_iter().map(Action::Remove));
+    if let Some(mark) = mark {
+        let metadata = snapshot.metadata().clone();
+        let key = crate::snapshot::MARKS_PROPERTY.to_string();
+        actions.push(Action::Metadata(
+            (metadata.add_config_key(key, mark))
+                .map_err(|e| LakeError::delta(label, &url)(e.into()))?,
+        ));
+    }
     // The operation records its read predicate as text, which the conflict
     // check parses: DataFusion's unparser writes it, every value a literal.
     let predicate = replacement
@@ -237,6 +247,14 @@ mod tests {
     }
 
     async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {
+        add_marked(table, ids, None).await
+    }
+
+    async fn add_marked(
+        table: &DeltaTable,
+        ids: std::ops::RangeInclusive<i64>,
+        mark: Option<&str>,
+    ) -> Result<u64, LakeError> {
         use deltalake::datafusion::prelude::lit;
         let predicate =
             crate::predicates::column("order_id").between(lit(*ids.start()), lit(*ids.end()));
@@ -250,7 +268,8 @@ mod tests {
             predicate: Some(predicate),
             metadata: serde_json::json!({}),
         };
-        let (table, _) = commit(table, replacement, 8 << 20, "orders").await?;
+        let mark = mark.map(str::to_string);
+        let (table, _) = commit(table, replacement, (8 << 20, mark), "orders").await?;
         Ok(table.version().unwrap_or(0))
     }
 
@@ -268,5 +287,24 @@ mod tests {
         assert_eq!(second, first + 1);
         let overlapping = add(&start, 5..=6).await.unwrap_err();
         assert!(crate::retry::is_conflict(&overlapping), "{overlapping}");
+    }
+
+    /// Commits that set a snapshot's marks conflict even over disjoint key
+    /// ranges: two snapshots never both commit against the same marks.
+    #[tokio::test]
+    async fn two_commits_setting_marks_conflict_over_disjoint_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let lake = Lake::open(&root).await.unwrap();
+        let start = lake.sets[0].target.clone();
+        let first = add_marked(&start, 1..=10, Some("{}")).await.unwrap();
+        let late = add_marked(&start, 1_000..=1_010, Some("{}")).await;
+        let late = late.unwrap_err();
+        assert!(crate::retry::is_conflict(&late), "{late}");
+        let mut table = start.clone();
+        table.update_state().await.unwrap();
+        assert_eq!(table.version(), Some(first));
+        let marks = crate::table::property(&table, "orders", crate::snapshot::MARKS_PROPERTY);
+        assert_eq!(marks.unwrap().as_deref(), Some("{}"));
     }
 }

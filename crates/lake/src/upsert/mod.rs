@@ -223,7 +223,7 @@ impl Lake {
 
     /// Why dataset `ds`'s table is written with delta-rs's MERGE (`None`: the
     /// keyed upsert writes it).
-    fn merge_reason(&self, ds: usize) -> Result<Option<String>, LakeError> {
+    pub(crate) fn merge_reason(&self, ds: usize) -> Result<Option<String>, LakeError> {
         let table = &self.sets[ds].target;
         match self.engine {
             Engine::Merge => Ok(Some("the MERGE engine was chosen".to_string())),
@@ -271,8 +271,9 @@ impl Lake {
     ) -> Result<Option<u64>, LakeError> {
         let before = self.sets[ds].target.version();
         let table = &self.sets[ds].target;
-        let (table, added) =
-            commit::commit(table, replacement, crate::ORDERS_FILE_BYTES, label).await?;
+        let mark = self.snapshot_mark.take();
+        let sizes = (crate::ORDERS_FILE_BYTES, mark);
+        let (table, added) = commit::commit(table, replacement, sizes, label).await?;
         self.sets[ds].target = table;
         self.count_files(label, crate::OrdersFiles { added, ..stats }, what);
         let after = self.sets[ds].target.version();

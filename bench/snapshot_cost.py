@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""What a snapshot feed costs on the large case, against the same day's
+changes delivered as a file of changes.
+
+Takes the "large" scenario's files of bench/bench.py (generated into --work
+when missing: 2,000,000 orders, then 1,000,000 changes, seed 7). Two
+merge-on-read datasets of the orders columns keyed by order_id:
+"changes" (newest by updated_at) loads initial-orders.csv as its setup and
+changes-0001.csv measured; "snapshot" (mode = "snapshot", ordered by the
+key's date) loads initial-orders.csv as dt=2026-12-01 and, measured, the
+next day's full export: the orders with the changes applied (the newest per
+order) and every 100th order gone. Each measured load goes into a fresh
+copy of its setup's lake, --repeat times per dataset (default 5),
+alternating which goes first. Prints each run, the median wall seconds and
+peak MiB per dataset and the ratio snapshot/changes.
+
+  bench/snapshot_cost.py [--bin PATH] [--work DIR] [--repeat N]
+"""
+import argparse
+import csv
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from dms import COLUMNS, data, print_medians, run  # noqa: E402
+
+CHANGES = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
+SNAPSHOT = ('[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nmode = "snapshot"\n'
+            'snapshot_key_date = "dt=%Y-%m-%d"\n')
+
+
+def exports(work, initial, changes):
+    """Day 1 (the initial orders) and day 2 (changes applied, every 100th
+    order gone) as full exports under dt= folders; written once."""
+    day1 = os.path.join(work, "dt=2026-12-01", "orders.csv")
+    day2 = os.path.join(work, "dt=2026-12-02", "orders.csv")
+    if os.path.exists(day2):
+        return day1, day2
+    os.makedirs(os.path.dirname(day1), exist_ok=True)
+    os.makedirs(os.path.dirname(day2), exist_ok=True)
+    shutil.copyfile(initial, day1)
+    with open(initial, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header, orders = rows[0], {r[0]: r for r in rows[1:]}
+    with open(changes, newline="", encoding="utf-8") as f:
+        for r in list(csv.reader(f))[1:]:
+            held = orders.get(r[0])
+            if held is None or held[6] <= r[6]:
+                orders[r[0]] = r
+    with open(day2, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for key in sorted(orders, key=int):
+            if int(key) % 100 != 0:
+                w.writerow(orders[key])
+    return day1, day2
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
+    ap.add_argument("--work", default="/tmp/deltaload-bench")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    work = os.path.join(args.work, "snapshot")
+    os.makedirs(work, exist_ok=True)
+    initial, changes = data(args.work)
+    day1, day2 = exports(work, initial, changes)
+    cases = {"changes": (CHANGES, initial, changes), "snapshot": (SNAPSHOT, day1, day2)}
+    flags = {}
+    for name, (spec_text, setup, _) in cases.items():
+        spec = os.path.join(work, f"{name}.toml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write(spec_text + "merge_on_read = true\n" + COLUMNS)
+        flags[name] = ["--spec", spec]
+        lake = os.path.join(work, f"lake-{name}-setup")
+        shutil.rmtree(lake, ignore_errors=True)
+        wall, _, _ = run([binary, *flags[name], "load", "--lake", lake, setup])
+        print(f"setup {name}: {wall:.2f} s (not measured)")
+    figures = {name: [] for name in cases}
+    for i in range(args.repeat):
+        order = list(cases) if i % 2 == 0 else list(reversed(cases))
+        for name in order:
+            lake = os.path.join(work, f"lake-{name}")
+            shutil.rmtree(lake, ignore_errors=True)
+            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
+            wall, mib, out = run([binary, *flags[name], "load", "--lake", lake, cases[name][2]])
+            figures[name].append((wall, mib))
+            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
+    medians = print_medians(figures)
+    print(f"\nsnapshot/changes time: {medians['snapshot'][0] / medians['changes'][0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+//! A snapshot dataset's high-water marks: for each scope, the sequence of
+//! the newest snapshot loaded, kept in a table property that each snapshot's
+//! commit sets with its rows.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The table property holding the marks, as JSON.
+// (Not under `delta`: Delta readers parse every property named so.)
+pub(crate) const MARKS_PROPERTY: &str = "io.deltaload.snapshots";
+
+/// The newest snapshot loaded of each scope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Marks {
+    /// How the snapshots are ordered ([`deltaload_core::Snapshot::order_name`]).
+    pub order: String,
+    /// The sequence of the newest snapshot of each scope (the scope's
+    /// values as a JSON array of texts; `[]` for the whole table).
+    pub scopes: BTreeMap<String, i64>,
+}
+
+/// What a snapshot does in one of its scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// As new as the mark or newer: the scope's rows become the snapshot's.
+    Applies,
+    /// Older than the mark: nothing changes.
+    Superseded(i64),
+}
+
+impl Marks {
+    /// The marks of the property's text (none yet: `None`), for snapshots
+    /// ordered by `order`. `Err` names the order the table's marks were
+    /// taken by when it is another one.
+    pub fn read(text: Option<&str>, order: &str) -> Result<Self, String> {
+        let Some(text) = text else {
+            return Ok(Self {
+                order: order.to_string(),
+                scopes: BTreeMap::new(),
+            });
+        };
+        let marks: Marks = serde_json::from_str(text)
+            .map_err(|e| format!("the table property {MARKS_PROPERTY} is not readable: {e}"))?;
+        if marks.order != order {
+            return Err(format!(
+                "the table's snapshots were ordered by {} and the spec orders them by {order}: \
+                 loading would compare sequences of two kinds; restore the spec's order, or \
+                 load into a new table",
+                marks.order
+            ));
+        }
+        Ok(marks)
+    }
+
+    /// What a snapshot of sequence `at` does in `scope`, and the mark taken.
+    pub fn admit(&mut self, scope: &str, at: i64) -> Verdict {
+        match self.scopes.get(scope) {
+            Some(&mark) if mark > at => Verdict::Superseded(mark),
+            _ => {
+                self.scopes.insert(scope.to_string(), at);
+                Verdict::Applies
+            }
+        }
+    }
+
+    /// The property's text.
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sequence of up to five snapshots of one scope, of three
+    /// sequences: a snapshot applies exactly when no snapshot before it was
+    /// newer, and the mark ends at the greatest sequence, whatever the order.
+    #[test]
+    fn a_snapshot_applies_when_none_before_it_was_newer() {
+        for n in 1..=5u32 {
+            for code in 0..3i64.pow(n) {
+                let ats: Vec<i64> = (0..n).map(|i| code / 3i64.pow(i) % 3).collect();
+                let mut marks = Marks::read(None, "column day").unwrap();
+                for (i, &at) in ats.iter().enumerate() {
+                    let expected = match ats[..i].iter().max() {
+                        Some(&m) if m > at => Verdict::Superseded(m),
+                        _ => Verdict::Applies,
+                    };
+                    assert_eq!(marks.admit("[]", at), expected, "{ats:?} at {i}");
+                }
+                let again = Marks::read(Some(&marks.text()), "column day").unwrap();
+                assert_eq!(again.scopes.get("[]"), ats.iter().max(), "{ats:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn marks_of_another_order_are_refused() {
+        let mut marks = Marks::read(None, "column day").unwrap();
+        marks.admit("[\"EU\"]", 3);
+        let e = Marks::read(Some(&marks.text()), "key date %Y%m%d").unwrap_err();
+        assert!(e.contains("ordered by column day"), "{e}");
+    }
+}

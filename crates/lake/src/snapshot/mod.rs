@@ -1,0 +1,222 @@
+//! Snapshot feeds (`mode = "snapshot"`): each file is the whole content of
+//! the table, or of the scopes it holds. A snapshot as new as the newest
+//! loaded of a scope ([`marks`]) makes the scope's rows its own: new keys
+//! inserted, changed rows updated, equal rows left alone, and the rows of
+//! keys it no longer holds deleted ([`diff`]). An older one changes nothing
+//! there, in any load order. The rows and the new marks are one commit of
+//! the keyed upsert, so two snapshots committing at once conflict.
+
+mod diff;
+mod marks;
+
+use crate::changes::Changes;
+use crate::error::LakeError;
+use crate::merge::MergedFile;
+use crate::parsed::Parsed;
+use crate::schema::TableName;
+use crate::Lake;
+use deltalake::arrow::array::{AsArray, RecordBatch};
+use deltalake::arrow::compute::{cast, concat_batches};
+use deltalake::arrow::datatypes::{DataType, Int64Type};
+use deltaload_core::{key_date, Dataset, MergeCounts, Snapshot, SnapshotOrder};
+pub(crate) use marks::MARKS_PROPERTY;
+use marks::{Marks, Verdict};
+use std::sync::Arc;
+
+/// Why the file at `location` cannot be placed among its dataset's
+/// snapshots (`None`: it can, or the dataset's files are changes).
+pub(crate) fn unordered(dataset: &Dataset, location: &str) -> Option<String> {
+    match &dataset.snapshot.as_ref()?.order {
+        SnapshotOrder::KeyDate(format) if key_date(location, format).is_none() => Some(format!(
+            "the object key holds no date written as snapshot_key_date {format:?} writes it, \
+             so the snapshot cannot be ordered: rename the object, or change snapshot_key_date"
+        )),
+        _ => None,
+    }
+}
+
+/// The sequence of the snapshot `p`: its key's date, or the greatest value
+/// of its sequence column (`None` for a file without rows).
+fn sequence(snapshot: &Snapshot, p: &Parsed, label: &str) -> Result<Option<i64>, LakeError> {
+    match &snapshot.order {
+        SnapshotOrder::KeyDate(format) => Ok(key_date(&p.key.location, format)),
+        SnapshotOrder::Column(c) => {
+            let column = p.changes.column(*c);
+            let longs = match column.data_type() {
+                DataType::Date32 => {
+                    cast(column, &DataType::Int32).and_then(|days| cast(&days, &DataType::Int64))
+                }
+                _ => cast(column, &DataType::Int64),
+            }
+            .map_err(LakeError::arrow(label))?;
+            Ok(deltalake::arrow::compute::max(
+                longs.as_primitive::<Int64Type>(),
+            ))
+        }
+    }
+}
+
+/// The figures of a snapshot's commit: what the upsert deleted, the
+/// snapshot retired (its files hold no deletes).
+pub(crate) fn retired(counts: MergeCounts) -> MergeCounts {
+    MergeCounts {
+        retired: counts.retired + counts.deleted,
+        deleted: 0,
+        ..counts
+    }
+}
+
+impl Lake {
+    /// Loads the snapshot `p` into dataset `ds`'s table; returns the
+    /// upsert's counts (its deletes are the snapshot's retired rows).
+    pub(crate) async fn merge_snapshot(
+        &mut self,
+        ds: usize,
+        p: &Parsed,
+        loaded_at: i64,
+    ) -> Result<MergeCounts, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let label = dataset.name.clone();
+        let Some(snapshot) = dataset.snapshot.clone() else {
+            return Ok(MergeCounts::default());
+        };
+        let invariant = |detail: String| LakeError::Invariant {
+            table: label.clone(),
+            detail,
+        };
+        if let Some(reason) = self.merge_reason(ds)? {
+            return Err(invariant(format!(
+                "a snapshot dataset's table is written by deltaload's keyed upsert, which \
+                 cannot write this one: {reason}"
+            )));
+        }
+        let Some(at) = sequence(&snapshot, p, &label)? else {
+            tracing::warn!(file = %p.key.location, "the snapshot has no row, so no sequence: it changes nothing");
+            return Ok(MergeCounts::default());
+        };
+        let order = snapshot.order_name(&dataset.columns);
+        let text = crate::table::property(&self.sets[ds].target, &label, MARKS_PROPERTY)?;
+        let mut marks = Marks::read(text.as_deref(), &order).map_err(invariant)?;
+        let before = marks.clone();
+        let kept = admitted(&snapshot, p, &mut marks, at).map_err(LakeError::arrow(&label))?;
+        let held = match kept {
+            Some(ref kept) => self.held_rows(ds, p, kept).await?,
+            // Older in every scope: no row of the table is compared.
+            None => p
+                .changes
+                .slice(0, 0)
+                .project(&(0..dataset.columns.len()).collect::<Vec<_>>())
+                .map_err(LakeError::arrow(&label))?,
+        };
+        let kept = kept.unwrap_or_default();
+        let rows = take(&p.changes, &kept).map_err(LakeError::arrow(&label))?;
+        let width = dataset.columns.len();
+        let diff =
+            diff::diff(&rows, &held, &dataset.keys, width).map_err(LakeError::arrow(&label))?;
+        tracing::info!(
+            file = %p.key.location,
+            sequence = at,
+            rows = rows.num_rows(),
+            unchanged = diff.unchanged,
+            retired = diff.retired,
+            "snapshot held against the table"
+        );
+        self.snapshot_mark = (marks != before).then(|| marks.text());
+        let changes = Changes::of_file(diff.changes, &p.key.location);
+        let files = [MergedFile {
+            location: &p.key.location,
+            content_id: &p.key.content_id,
+            counts: None,
+        }];
+        // Within the scopes it applies to, the snapshot is the truth: every
+        // row of it wins over the table's, whatever its sequence column says.
+        let whole = Dataset {
+            sequence_by: Vec::new(),
+            tie_break: Vec::new(),
+            ..(*dataset).clone()
+        };
+        self.sets[ds].dataset = Arc::new(whole);
+        let written = self.upsert_target(ds, &changes, &files, loaded_at).await;
+        self.sets[ds].dataset = dataset;
+        let left = self.snapshot_mark.take();
+        let (counts, _) = written?;
+        if let Some(mark) = left {
+            // Nothing to write, but a newer snapshot: its marks alone.
+            let target = &mut self.sets[ds].target;
+            crate::table::set_property(target, &label, MARKS_PROPERTY, &mark).await?;
+        }
+        Ok(counts)
+    }
+
+    /// The table's rows in the scopes of `p`'s rows `kept`, cast to the
+    /// snapshot's types.
+    async fn held_rows(
+        &self,
+        ds: usize,
+        p: &Parsed,
+        kept: &[u32],
+    ) -> Result<RecordBatch, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let label = dataset.name.clone();
+        let width = dataset.columns.len();
+        let names = dataset.column_names();
+        let table = &self.sets[ds].target;
+        let name = TableName::Target(dataset.clone());
+        let all = deltalake::datafusion::prelude::lit(true);
+        let batches = crate::table::select_where(&self.ctx, table, &name, &names, all).await?;
+        let arrow = || LakeError::arrow(&label);
+        let columns: Vec<usize> = (0..width).collect();
+        let schema = Arc::new(p.changes.schema().project(&columns).map_err(arrow())?);
+        let aligned = batches
+            .iter()
+            .map(|b| diff::aligned(b, &p.changes, width))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(arrow())?;
+        let held = concat_batches(&schema, &aligned).map_err(arrow())?;
+        let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
+        diff::within(&held, &p.changes, kept, &scope).map_err(arrow())
+    }
+}
+
+/// The rows of `p` in the scopes where the snapshot of sequence `at` is not
+/// older than the newest loaded (taking its marks there); `None` when it
+/// is older in all of them.
+fn admitted(
+    snapshot: &Snapshot,
+    p: &Parsed,
+    marks: &mut Marks,
+    at: i64,
+) -> Result<Option<Vec<u32>>, deltalake::arrow::error::ArrowError> {
+    let scopes = match snapshot.scope.is_empty() {
+        true => vec![("[]".to_string(), (0..p.changes.num_rows() as u32).collect())],
+        false => diff::scopes(&p.changes, &snapshot.scope)?,
+    };
+    let mut kept = Vec::new();
+    let mut applies = false;
+    for (scope, rows) in scopes {
+        match marks.admit(&scope, at) {
+            Verdict::Applies => {
+                applies = true;
+                kept.extend(rows);
+            }
+            Verdict::Superseded(mark) => tracing::warn!(
+                file = %p.key.location,
+                scope,
+                sequence = at,
+                newest = mark,
+                "the snapshot is older than the newest loaded: it changes nothing there"
+            ),
+        }
+    }
+    kept.sort_unstable();
+    Ok(applies.then_some(kept))
+}
+
+/// Rows `at` of `batch`.
+fn take(
+    batch: &RecordBatch,
+    at: &[u32],
+) -> Result<RecordBatch, deltalake::arrow::error::ArrowError> {
+    let at = deltalake::arrow::array::UInt32Array::from(at.to_vec());
+    deltalake::arrow::compute::take_record_batch(batch, &at)
+}
