@@ -46,6 +46,8 @@ def exports(work, initial, changes):
     header, orders = rows[0], {r[0]: r for r in rows[1:]}
     with open(changes, newline="", encoding="utf-8") as f:
         for r in list(csv.reader(f))[1:]:
+            if len(r) != len(header) or not r[0].isdigit():
+                continue  # a malformed record, rejected by both
             held = orders.get(r[0])
             if held is None or held[6] <= r[6]:
                 orders[r[0]] = r
