@@ -415,3 +415,46 @@ async fn a_snapshots_feed_holds_its_retired_rows_as_deletes() {
         r#"[["delete", 3, "a"], ["insert", 4, "a"], ["update_postimage", 2, "b"], ["update_preimage", 2, "a"]]"#
     );
 }
+
+/// A snapshot with a rejected record retires nothing: the rejected key
+/// cannot be told from a key the snapshot no longer holds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_with_rejects_retires_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = deltaload_lake::lake_url(dir.path().to_str().expect("utf-8")).expect("lake url");
+    let spec = spec("snapshot_key_date = \"dt=%Y-%m-%d\"");
+    let mut lake = Lake::open_spec(&root, &spec).await.expect("lake opens");
+    let header = "id,region,plan,exported_on\n";
+    let days = [
+        (
+            "/landing/dt=2026-12-01/all.csv",
+            "1,eu,a,2026-12-01\n2,us,a,2026-12-01\n3,eu,a,2026-12-01\n",
+        ),
+        (
+            "/landing/dt=2026-12-02/all.csv",
+            "1,eu,b,2026-12-01\n3,eu,a,not a date\n",
+        ),
+    ];
+    let mut figures = Vec::new();
+    for (location, rows) in days {
+        let file = SourceFile::in_memory(location.into(), format!("{header}{rows}").into());
+        match lake
+            .load(&file, LoadOptions::default())
+            .await
+            .expect("load")
+        {
+            LoadOutcome::Loaded(l) => figures.push(l.figures),
+            other => panic!("{location}: {other:?}"),
+        }
+    }
+    let f = figures[1];
+    assert_eq!((f.rejected, f.updated, f.retired), (1, 1, 0), "{f:?}");
+    let table = TableName::Target(spec.datasets[0].clone());
+    let held = deltaload_lake::table_rows(&root, &table, "id, plan")
+        .await
+        .expect("rows");
+    assert_eq!(
+        held,
+        [["1", "b"], ["2", "a"], ["3", "a"]].map(|r| r.map(String::from).to_vec())
+    );
+}

@@ -20,8 +20,10 @@ pub(crate) struct Diff {
     pub changes: RecordBatch,
     /// Snapshot rows equal to their table row in every column.
     pub unchanged: u64,
-    /// Table rows whose key the snapshot no longer holds.
+    /// Table rows whose key the snapshot no longer holds, deleted.
     pub retired: u64,
+    /// Such rows kept, because the snapshot must not retire any.
+    pub kept: u64,
 }
 
 /// `columns` (indexes) of `batch` in the row format, for comparing and hashing.
@@ -111,16 +113,17 @@ pub(crate) fn aligned(
     RecordBatch::try_new(std::sync::Arc::new(schema), columns)
 }
 
-/// `snapshot` (one row per key, the dataset's `width` columns then the
-/// delete flag) held against `held` (the table's rows of the same scopes,
-/// aligned): `keys` index both.
+/// `snapshot` (one row per key, the dataset's columns then the delete flag)
+/// held against `held` (the table's rows of the same scopes, aligned: the
+/// dataset's columns): `keys` index both. The rows of keys the snapshot no
+/// longer holds are deleted when `retire`, else kept.
 pub(crate) fn diff(
     snapshot: &RecordBatch,
     held: &RecordBatch,
     keys: &[usize],
-    width: usize,
+    retire: bool,
 ) -> Result<Diff, ArrowError> {
-    let all: Vec<usize> = (0..width).collect();
+    let all: Vec<usize> = (0..held.num_columns()).collect();
     let (new_keys, old_keys) = (rows_of(snapshot, keys)?, rows_of(held, keys)?);
     let converter = |b: &RecordBatch| rows_of(b, &all);
     let (new_rows, old_rows) = (converter(snapshot)?, converter(held)?);
@@ -142,9 +145,13 @@ pub(crate) fn diff(
             None => written.push(i as u32),
         }
     }
-    let gone: Vec<u32> = (0..held.num_rows() as u32)
+    let mut gone: Vec<u32> = (0..held.num_rows() as u32)
         .filter(|&j| !seen[j as usize])
         .collect();
+    let kept = match retire {
+        true => 0,
+        false => std::mem::take(&mut gone).len() as u64,
+    };
     let upserts = take_rows(snapshot, &written)?;
     let mut deletes: Vec<ArrayRef> = take_rows(held, &gone)?.columns().to_vec();
     deletes.push(std::sync::Arc::new(BooleanArray::from(vec![
@@ -157,6 +164,7 @@ pub(crate) fn diff(
         changes: sorted(&changes, keys)?,
         unchanged,
         retired: gone.len() as u64,
+        kept,
     })
 }
 
@@ -216,13 +224,18 @@ mod tests {
     fn new_and_changed_rows_are_written_equal_ones_left_and_missing_keys_deleted() {
         let s = snapshot(&[(1, "a"), (2, "B"), (4, "d")]);
         let h = held(&[(1, "a"), (2, "b"), (3, "c")]);
-        let d = diff(&s, &h, &[0], 2).unwrap();
+        let d = diff(&s, &h, &[0], true).unwrap();
         assert_eq!((d.unchanged, d.retired), (1, 1));
         let ids = d.changes.column(0).as_any().downcast_ref::<Int64Array>();
         assert_eq!(ids.unwrap().values().to_vec(), vec![2, 3, 4]);
         let flags = d.changes.column(2).as_any().downcast_ref::<BooleanArray>();
         let flags: Vec<Option<bool>> = flags.unwrap().iter().collect();
         assert_eq!(flags, vec![None, Some(true), None]);
+        let d = diff(&s, &h, &[0], false).unwrap();
+        assert_eq!(
+            (d.unchanged, d.retired, d.kept, d.changes.num_rows()),
+            (1, 0, 1, 2)
+        );
     }
 
     #[test]

@@ -108,11 +108,17 @@ impl Lake {
                 .project(&(0..dataset.columns.len()).collect::<Vec<_>>())
                 .map_err(LakeError::arrow(&label))?,
         };
+        let applies = kept.is_some();
         let kept = kept.unwrap_or_default();
         let rows = take(&p.changes, &kept).map_err(LakeError::arrow(&label))?;
-        let width = dataset.columns.len();
+        // A rejected record's key cannot be told from a key the snapshot
+        // no longer holds: a snapshot with rejects retires nothing.
+        let retire = p.rejects.is_empty();
         let diff =
-            diff::diff(&rows, &held, &dataset.keys, width).map_err(LakeError::arrow(&label))?;
+            diff::diff(&rows, &held, &dataset.keys, retire).map_err(LakeError::arrow(&label))?;
+        if !retire && diff.kept > 0 {
+            tracing::warn!(file = %p.key.location, rejected = p.rejects.len(), kept = diff.kept, "the snapshot has rejected records: the rows of the keys it does not hold are kept, not retired");
+        }
         tracing::info!(
             file = %p.key.location,
             sequence = at,
@@ -121,8 +127,26 @@ impl Lake {
             retired = diff.retired,
             "snapshot held against the table"
         );
-        self.snapshot_mark = (marks != before).then(|| marks.text());
-        let changes = Changes::of_file(diff.changes, &p.key.location);
+        // Every commit of a snapshot that applies carries the marks, so it
+        // conflicts with any other snapshot's commit, even at an equal sequence.
+        let mark = applies.then(|| marks.text());
+        let renewed = marks != before;
+        self.upsert_snapshot(ds, p, diff.changes, (mark, renewed), loaded_at)
+            .await
+    }
+
+    /// Upserts a snapshot's `changes` with its `mark` in the commit; with
+    /// nothing to write, commits the mark alone when it was `renewed`.
+    async fn upsert_snapshot(
+        &mut self,
+        ds: usize,
+        p: &Parsed,
+        changes: RecordBatch,
+        (mark, renewed): (Option<String>, bool),
+        loaded_at: i64,
+    ) -> Result<MergeCounts, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let changes = Changes::of_file(changes, &p.key.location);
         let files = [MergedFile {
             location: &p.key.location,
             content_id: &p.key.content_id,
@@ -136,14 +160,15 @@ impl Lake {
             ..(*dataset).clone()
         };
         self.sets[ds].dataset = Arc::new(whole);
+        self.snapshot_mark = mark;
         let written = self.upsert_target(ds, &changes, &files, loaded_at).await;
-        self.sets[ds].dataset = dataset;
+        self.sets[ds].dataset = dataset.clone();
         let left = self.snapshot_mark.take();
         let (counts, _) = written?;
-        if let Some(mark) = left {
+        if let Some(mark) = left.filter(|_| renewed) {
             // Nothing to write, but a newer snapshot: its marks alone.
             let target = &mut self.sets[ds].target;
-            crate::table::set_property(target, &label, MARKS_PROPERTY, &mark).await?;
+            crate::table::set_property(target, &dataset.name, MARKS_PROPERTY, &mark).await?;
         }
         Ok(counts)
     }
