@@ -18,6 +18,8 @@ use crate::Lake;
 use deltalake::arrow::array::{AsArray, RecordBatch};
 use deltalake::arrow::compute::{cast, concat_batches};
 use deltalake::arrow::datatypes::{DataType, Int64Type};
+use deltalake::datafusion::common::ScalarValue;
+use deltalake::datafusion::prelude::{lit, Expr};
 use deltaload_core::{key_date, Dataset, MergeCounts, Snapshot, SnapshotOrder};
 pub(crate) use marks::MARKS_PROPERTY;
 use marks::{Marks, Verdict};
@@ -187,9 +189,10 @@ impl Lake {
         let names = dataset.column_names();
         let table = &self.sets[ds].target;
         let name = TableName::Target(dataset.clone());
-        let all = deltalake::datafusion::prelude::lit(true);
-        let batches = crate::table::select_where(&self.ctx, table, &name, &names, all).await?;
         let arrow = || LakeError::arrow(&label);
+        let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
+        let only = in_scopes(&dataset, &p.changes, kept, &scope).map_err(arrow())?;
+        let batches = crate::table::select_where(&self.ctx, table, &name, &names, only).await?;
         let columns: Vec<usize> = (0..width).collect();
         let schema = Arc::new(p.changes.schema().project(&columns).map_err(arrow())?);
         let aligned = batches
@@ -198,9 +201,45 @@ impl Lake {
             .collect::<Result<Vec<_>, _>>()
             .map_err(arrow())?;
         let held = concat_batches(&schema, &aligned).map_err(arrow())?;
-        let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
         diff::within(&held, &p.changes, kept, &scope).map_err(arrow())
     }
+}
+
+/// The filter of the table's rows a snapshot is compared with: those whose
+/// `scope` columns hold the values of one of `batch`'s rows `kept` (all
+/// rows without a scope, or when a scope column is of a type whose literal
+/// may not compare with the table's column as is: the rows are then
+/// filtered after the read).
+fn in_scopes(
+    dataset: &Dataset,
+    batch: &RecordBatch,
+    kept: &[u32],
+    scope: &[usize],
+) -> Result<Expr, deltalake::arrow::error::ArrowError> {
+    use deltaload_core::ColumnType as T;
+    let plain = |c: &usize| {
+        let ty = dataset.columns[*c].ty;
+        matches!(ty, T::String | T::Int | T::Bigint | T::Boolean | T::Date)
+    };
+    if scope.is_empty() || !scope.iter().all(plain) {
+        return Ok(lit(true));
+    }
+    let held = take(batch, kept)?;
+    let mut tuples: Vec<Expr> = Vec::new();
+    for (_, rows) in diff::scopes(&held, scope)? {
+        let at = rows[0] as usize;
+        let mut parts = Vec::with_capacity(scope.len());
+        for &c in scope {
+            let column = crate::predicates::column(&dataset.columns[c].name);
+            let value = ScalarValue::try_from_array(held.column(c), at)?;
+            parts.push(match value.is_null() {
+                true => column.is_null(),
+                false => column.eq(lit(value)),
+            });
+        }
+        tuples.extend(parts.into_iter().reduce(Expr::and));
+    }
+    Ok(tuples.into_iter().reduce(Expr::or).unwrap_or(lit(false)))
 }
 
 /// The rows of `p` in the scopes where the snapshot of sequence `at` is not
@@ -244,4 +283,27 @@ fn take(
 ) -> Result<RecordBatch, deltalake::arrow::error::ArrowError> {
     let at = deltalake::arrow::array::UInt32Array::from(at.to_vec());
     deltalake::arrow::compute::take_record_batch(batch, &at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_read_in_the_scopes_the_snapshot_applies_to_only() {
+        let text = "[[dataset]]\nname = \"s\"\nkeys = [\"id\"]\nmode = \"snapshot\"\n\
+                    snapshot_key_date = \"%Y%m%d\"\nsnapshot_scope = [\"region\"]\n\
+                    [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+                    [[dataset.columns]]\nname = \"region\"\ntype = \"string\"\n";
+        let spec = deltaload_core::Spec::parse(text, "s.toml").unwrap();
+        let d = spec.datasets[0].clone();
+        let csv = "id,region\n1,eu\n2,us\n3,eu\n";
+        let parsed = crate::read_changes(&d, "/x/20261201.csv", csv.as_bytes());
+        let batch = parsed.unwrap().unwrap().newest;
+        let only = in_scopes(&d, &batch, &[0, 2], &[1]).unwrap().to_string();
+        assert!(only.contains("eu") && !only.contains("us"), "{only}");
+        let both = in_scopes(&d, &batch, &[0, 1, 2], &[1]).unwrap().to_string();
+        assert!(both.contains("eu") && both.contains("us"), "{both}");
+        assert_eq!(in_scopes(&d, &batch, &[0], &[]).unwrap(), lit(true));
+    }
 }
