@@ -98,6 +98,32 @@ def print_medians(figures):
     return medians
 
 
+def measure(binary, work, cases, repeat):
+    """Loads each case's setup file once into `work`/lake-NAME-setup (not
+    measured), then, `repeat` times, its measured file into a fresh copy
+    of that lake, alternating which case goes first; `cases` maps a name to
+    (command-line flags, setup file, measured file). Prints each run and
+    returns each case's (wall seconds, peak MiB) pairs; the lakes of the
+    last runs stay at `work`/lake-NAME."""
+    for name, (flags, setup, _) in cases.items():
+        lake = os.path.join(work, f"lake-{name}-setup")
+        shutil.rmtree(lake, ignore_errors=True)
+        wall, _, _ = run([binary, *flags, "load", "--lake", lake, setup])
+        print(f"setup {name}: {wall:.2f} s (not measured)")
+    figures = {name: [] for name in cases}
+    for i in range(repeat):
+        order = list(cases) if i % 2 == 0 else list(reversed(cases))
+        for name in order:
+            flags, _, measured = cases[name]
+            lake = os.path.join(work, f"lake-{name}")
+            shutil.rmtree(lake, ignore_errors=True)
+            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
+            wall, mib, out = run([binary, *flags, "load", "--lake", lake, measured])
+            figures[name].append((wall, mib))
+            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
+    return figures
+
+
 def as_dms(src, dst, op):
     """`src` without its header, each line with `op` first (none: as it is)."""
     with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as out:
@@ -131,23 +157,8 @@ def main():
         "plain": (["--spec", specs["plain"]], initial, changes),
         "dms": (["--spec", specs["dms"]], load_file, cdc_file),
     }
-    for name, (flags, setup, _) in cases.items():
-        lake = os.path.join(work, f"lake-{name}-setup")
-        shutil.rmtree(lake, ignore_errors=True)
-        wall, _, _ = run([binary, *flags, "load", "--lake", lake, setup])
-        print(f"setup {name}: {wall:.2f} s (not measured)")
-    figures = {name: [] for name in cases}
+    figures = measure(binary, work, cases, args.repeat)
     tables = {}
-    for i in range(args.repeat):
-        order = list(cases) if i % 2 == 0 else list(reversed(cases))
-        for name in order:
-            flags, _, measured = cases[name]
-            lake = os.path.join(work, f"lake-{name}")
-            shutil.rmtree(lake, ignore_errors=True)
-            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
-            wall, mib, out = run([binary, *flags, "load", "--lake", lake, measured])
-            figures[name].append((wall, mib))
-            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
     # After the measured runs: a child forked from this process while it
     # holds the shown rows would start from its peak memory.
     for name, (flags, _, _) in cases.items():

@@ -19,12 +19,11 @@ import argparse
 import glob
 import json
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, data, print_medians, run, table_rows  # noqa: E402
+from dms import COLUMNS, data, measure, print_medians, table_rows  # noqa: E402
 
 SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 
@@ -61,28 +60,15 @@ def main():
     os.makedirs(work, exist_ok=True)
     initial, changes = data(args.work)
     mor = "" if args.copy_on_write else "merge_on_read = true\n"
-    cases = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
-    flags = {}
-    for name, extra in cases.items():
+    extras = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
+    cases = {}
+    for name, extra in extras.items():
         spec = os.path.join(work, f"{name}.toml")
         with open(spec, "w", encoding="utf-8") as f:
             f.write(SPEC + extra + COLUMNS)
-        flags[name] = ["--spec", spec]
-        lake = os.path.join(work, f"lake-{name}-setup")
-        shutil.rmtree(lake, ignore_errors=True)
-        wall, _, _ = run([binary, *flags[name], "load", "--lake", lake, initial])
-        print(f"setup {name}: {wall:.2f} s (not measured)")
-    figures = {name: [] for name in cases}
-    for i in range(args.repeat):
-        order = list(cases) if i % 2 == 0 else list(reversed(cases))
-        for name in order:
-            lake = os.path.join(work, f"lake-{name}")
-            shutil.rmtree(lake, ignore_errors=True)
-            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
-            wall, mib, out = run([binary, *flags[name], "load", "--lake", lake, changes])
-            figures[name].append((wall, mib))
-            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
-    tables = {name: table_rows(binary, flags[name], os.path.join(work, f"lake-{name}"))
+        cases[name] = (["--spec", spec], initial, changes)
+    figures = measure(binary, work, cases, args.repeat)
+    tables = {name: table_rows(binary, cases[name][0], os.path.join(work, f"lake-{name}"))
               for name in cases}
     medians = print_medians(figures)
     print(f"\nfeed/plain time: {medians['feed'][0] / medians['plain'][0]:.2f} (goal <= 1.5)")

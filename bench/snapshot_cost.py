@@ -24,7 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, data, print_medians, run  # noqa: E402
+from dms import COLUMNS, data, measure, print_medians  # noqa: E402
 
 CHANGES = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 SNAPSHOT = ('[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nmode = "snapshot"\n'
@@ -71,27 +71,14 @@ def main():
     os.makedirs(work, exist_ok=True)
     initial, changes = data(args.work)
     day1, day2 = exports(work, initial, changes)
-    cases = {"changes": (CHANGES, initial, changes), "snapshot": (SNAPSHOT, day1, day2)}
-    flags = {}
-    for name, (spec_text, setup, _) in cases.items():
+    cases = {}
+    for name, (spec_text, setup, measured) in (("changes", (CHANGES, initial, changes)),
+                                               ("snapshot", (SNAPSHOT, day1, day2))):
         spec = os.path.join(work, f"{name}.toml")
         with open(spec, "w", encoding="utf-8") as f:
             f.write(spec_text + "merge_on_read = true\n" + COLUMNS)
-        flags[name] = ["--spec", spec]
-        lake = os.path.join(work, f"lake-{name}-setup")
-        shutil.rmtree(lake, ignore_errors=True)
-        wall, _, _ = run([binary, *flags[name], "load", "--lake", lake, setup])
-        print(f"setup {name}: {wall:.2f} s (not measured)")
-    figures = {name: [] for name in cases}
-    for i in range(args.repeat):
-        order = list(cases) if i % 2 == 0 else list(reversed(cases))
-        for name in order:
-            lake = os.path.join(work, f"lake-{name}")
-            shutil.rmtree(lake, ignore_errors=True)
-            shutil.copytree(os.path.join(work, f"lake-{name}-setup"), lake)
-            wall, mib, out = run([binary, *flags[name], "load", "--lake", lake, cases[name][2]])
-            figures[name].append((wall, mib))
-            print(f"run {i + 1} {name}: {wall:.3f} s, {mib:.0f} MiB: {out.strip()}")
+        cases[name] = (["--spec", spec], setup, measured)
+    figures = measure(binary, work, cases, args.repeat)
     medians = print_medians(figures)
     print(f"\nsnapshot/changes time: {medians['snapshot'][0] / medians['changes'][0]:.2f}")
 

@@ -45,6 +45,7 @@ mod reconcile_findings;
 mod refusals;
 mod rejects;
 mod show;
+mod snapshot_cases;
 mod snapshots;
 mod storage_faults;
 mod sweep;

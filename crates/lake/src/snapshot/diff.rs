@@ -4,7 +4,7 @@
 
 use deltalake::arrow::array::{Array, ArrayRef, BooleanArray, UInt32Array};
 use deltalake::arrow::compute::{
-    cast, concat_batches, filter_record_batch, lexsort_to_indices, take, SortColumn,
+    cast, concat_batches, filter_record_batch, lexsort_to_indices, take_record_batch, SortColumn,
 };
 use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::record_batch::RecordBatch;
@@ -68,12 +68,11 @@ pub(crate) fn scopes(
     Ok(out)
 }
 
-/// The rows of `held` whose values of `columns` are among those of `of`'s
-/// rows `kept`.
+/// The rows of `held` whose values of `columns` are among those of a row
+/// of `of`.
 pub(crate) fn within(
     held: &RecordBatch,
     of: &RecordBatch,
-    kept: &[u32],
     columns: &[usize],
 ) -> Result<RecordBatch, ArrowError> {
     if columns.is_empty() {
@@ -88,10 +87,7 @@ pub(crate) fn within(
         .collect();
     let converter = RowConverter::new(fields)?;
     let wanted = converter.convert_columns(&arrays(of))?;
-    let wanted: HashSet<&[u8]> = kept
-        .iter()
-        .map(|&i| wanted.row(i as usize).data())
-        .collect();
+    let wanted: HashSet<&[u8]> = wanted.iter().map(|r| r.data()).collect();
     let found = converter.convert_columns(&arrays(held))?;
     let mask: BooleanArray = (0..held.num_rows())
         .map(|i| Some(wanted.contains(found.row(i).data())))
@@ -182,14 +178,8 @@ fn sorted(batch: &RecordBatch, keys: &[usize]) -> Result<RecordBatch, ArrowError
 }
 
 /// Rows `at` of `batch`.
-fn take_rows(batch: &RecordBatch, at: &[u32]) -> Result<RecordBatch, ArrowError> {
-    let at = UInt32Array::from(at.to_vec());
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|c| take(c.as_ref(), &at, None))
-        .collect::<Result<Vec<_>, _>>()?;
-    RecordBatch::try_new(batch.schema(), columns)
+pub(crate) fn take_rows(batch: &RecordBatch, at: &[u32]) -> Result<RecordBatch, ArrowError> {
+    take_record_batch(batch, &UInt32Array::from(at.to_vec()))
 }
 
 #[cfg(test)]
@@ -242,7 +232,7 @@ mod tests {
     fn the_rows_of_other_scopes_are_not_held() {
         let s = snapshot(&[(1, "eu"), (2, "eu")]);
         let h = held(&[(1, "eu"), (3, "us"), (4, "eu")]);
-        let scoped = within(&h, &s, &[0, 1], &[1]).unwrap();
+        let scoped = within(&h, &s, &[1]).unwrap();
         let ids = scoped.column(0).as_any().downcast_ref::<Int64Array>();
         assert_eq!(ids.unwrap().values().to_vec(), vec![1, 4]);
         let found = scopes(&s, &[1]).unwrap();

@@ -101,18 +101,15 @@ impl Lake {
         let mut marks = Marks::read(text.as_deref(), &order).map_err(invariant)?;
         let before = marks.clone();
         let kept = admitted(&snapshot, p, &mut marks, at).map_err(LakeError::arrow(&label))?;
-        let held = match kept {
-            Some(ref kept) => self.held_rows(ds, p, kept).await?,
+        let applies = kept.is_some();
+        let rows = diff::take_rows(&p.changes, kept.as_deref().unwrap_or_default())
+            .map_err(LakeError::arrow(&label))?;
+        let held = match applies {
+            true => self.held_rows(ds, &rows).await?,
             // Older in every scope: no row of the table is compared.
-            None => p
-                .changes
-                .slice(0, 0)
-                .project(&(0..dataset.columns.len()).collect::<Vec<_>>())
+            false => (rows.project(&(0..dataset.columns.len()).collect::<Vec<_>>()))
                 .map_err(LakeError::arrow(&label))?,
         };
-        let applies = kept.is_some();
-        let kept = kept.unwrap_or_default();
-        let rows = take(&p.changes, &kept).map_err(LakeError::arrow(&label))?;
         // A rejected record's key cannot be told from a key the snapshot
         // no longer holds: a snapshot with rejects retires nothing.
         let retire = p.rejects.is_empty();
@@ -175,14 +172,9 @@ impl Lake {
         Ok(counts)
     }
 
-    /// The table's rows in the scopes of `p`'s rows `kept`, cast to the
-    /// snapshot's types.
-    async fn held_rows(
-        &self,
-        ds: usize,
-        p: &Parsed,
-        kept: &[u32],
-    ) -> Result<RecordBatch, LakeError> {
+    /// The table's rows in the scopes of the snapshot's `rows`, cast to
+    /// their types.
+    async fn held_rows(&self, ds: usize, rows: &RecordBatch) -> Result<RecordBatch, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let label = dataset.name.clone();
         let width = dataset.columns.len();
@@ -191,29 +183,28 @@ impl Lake {
         let name = TableName::Target(dataset.clone());
         let arrow = || LakeError::arrow(&label);
         let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
-        let only = in_scopes(&dataset, &p.changes, kept, &scope).map_err(arrow())?;
+        let only = in_scopes(&dataset, rows, &scope).map_err(arrow())?;
         let batches = crate::table::select_where(&self.ctx, table, &name, &names, only).await?;
         let columns: Vec<usize> = (0..width).collect();
-        let schema = Arc::new(p.changes.schema().project(&columns).map_err(arrow())?);
+        let schema = Arc::new(rows.schema().project(&columns).map_err(arrow())?);
         let aligned = batches
             .iter()
-            .map(|b| diff::aligned(b, &p.changes, width))
+            .map(|b| diff::aligned(b, rows, width))
             .collect::<Result<Vec<_>, _>>()
             .map_err(arrow())?;
         let held = concat_batches(&schema, &aligned).map_err(arrow())?;
-        diff::within(&held, &p.changes, kept, &scope).map_err(arrow())
+        diff::within(&held, rows, &scope).map_err(arrow())
     }
 }
 
 /// The filter of the table's rows a snapshot is compared with: those whose
-/// `scope` columns hold the values of one of `batch`'s rows `kept` (all
+/// `scope` columns hold the values of one of the snapshot's `rows` (all
 /// rows without a scope, or when a scope column is of a type whose literal
 /// may not compare with the table's column as is: the rows are then
 /// filtered after the read).
 fn in_scopes(
     dataset: &Dataset,
-    batch: &RecordBatch,
-    kept: &[u32],
+    rows: &RecordBatch,
     scope: &[usize],
 ) -> Result<Expr, deltalake::arrow::error::ArrowError> {
     use deltaload_core::ColumnType as T;
@@ -224,14 +215,13 @@ fn in_scopes(
     if scope.is_empty() || !scope.iter().all(plain) {
         return Ok(lit(true));
     }
-    let held = take(batch, kept)?;
     let mut tuples: Vec<Expr> = Vec::new();
-    for (_, rows) in diff::scopes(&held, scope)? {
-        let at = rows[0] as usize;
+    for (_, holding) in diff::scopes(rows, scope)? {
+        let at = holding[0] as usize;
         let mut parts = Vec::with_capacity(scope.len());
         for &c in scope {
             let column = crate::predicates::column(&dataset.columns[c].name);
-            let value = ScalarValue::try_from_array(held.column(c), at)?;
+            let value = ScalarValue::try_from_array(rows.column(c), at)?;
             parts.push(match value.is_null() {
                 true => column.is_null(),
                 false => column.eq(lit(value)),
@@ -276,15 +266,6 @@ fn admitted(
     Ok(applies.then_some(kept))
 }
 
-/// Rows `at` of `batch`.
-fn take(
-    batch: &RecordBatch,
-    at: &[u32],
-) -> Result<RecordBatch, deltalake::arrow::error::ArrowError> {
-    let at = deltalake::arrow::array::UInt32Array::from(at.to_vec());
-    deltalake::arrow::compute::take_record_batch(batch, &at)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,10 +281,11 @@ mod tests {
         let csv = "id,region\n1,eu\n2,us\n3,eu\n";
         let parsed = crate::read_changes(&d, "/x/20261201.csv", csv.as_bytes());
         let batch = parsed.unwrap().unwrap().newest;
-        let only = in_scopes(&d, &batch, &[0, 2], &[1]).unwrap().to_string();
+        let rows = |at: &[u32]| diff::take_rows(&batch, at).unwrap();
+        let only = in_scopes(&d, &rows(&[0, 2]), &[1]).unwrap().to_string();
         assert!(only.contains("eu") && !only.contains("us"), "{only}");
-        let both = in_scopes(&d, &batch, &[0, 1, 2], &[1]).unwrap().to_string();
+        let both = in_scopes(&d, &rows(&[0, 1, 2]), &[1]).unwrap().to_string();
         assert!(both.contains("eu") && both.contains("us"), "{both}");
-        assert_eq!(in_scopes(&d, &batch, &[0], &[]).unwrap(), lit(true));
+        assert_eq!(in_scopes(&d, &rows(&[0]), &[]).unwrap(), lit(true));
     }
 }
