@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What a change data feed costs on the large case (issue 32's goal: with
-the feed, at most 1.5 times the time without).
+"""What a change data feed and a history cost on the large case (issue
+32's goal: with both, at most 1.5 times the time without).
 
 Takes the "large" scenario's files of bench/bench.py (generated into --work
 with ../shared/bench/gen_changes.py when missing: 2,000,000 orders, then
@@ -12,8 +12,10 @@ of its setup's lake, --repeat times per dataset (default 5), alternating
 which goes first. Prints each run, the median wall seconds and peak MiB per
 dataset, the ratio feed/plain, the rows each table holds afterwards (which
 must be equal) and the rows of the measured commit's feed by change type.
+With --history, a third dataset "history" has both the feed and
+history = true (every column but the key and updated_at tracked).
 
-  bench/feed_cost.py [--bin PATH] [--work DIR] [--repeat N] [--copy-on-write]
+  bench/feed_cost.py [--bin PATH] [--work DIR] [--repeat N] [--copy-on-write] [--history]
 """
 import argparse
 import glob
@@ -54,6 +56,7 @@ def main():
     ap.add_argument("--work", default="/tmp/deltaload-bench")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--copy-on-write", action="store_true", help="without merge_on_read")
+    ap.add_argument("--history", action="store_true", help="also a dataset with history = true")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     work = os.path.join(args.work, "feed")
@@ -61,6 +64,8 @@ def main():
     initial, changes = data(args.work)
     mor = "" if args.copy_on_write else "merge_on_read = true\n"
     extras = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
+    if args.history:
+        extras["history"] = extras["feed"] + "history = true\n"
     cases = {}
     for name, extra in extras.items():
         spec = os.path.join(work, f"{name}.toml")
@@ -71,8 +76,11 @@ def main():
     tables = {name: table_rows(binary, cases[name][0], os.path.join(work, f"lake-{name}"))
               for name in cases}
     medians = print_medians(figures)
-    print(f"\nfeed/plain time: {medians['feed'][0] / medians['plain'][0]:.2f} (goal <= 1.5)")
-    print(f"tables: {tables} ({'equal' if tables['plain'] == tables['feed'] else 'DIFFERENT'})")
+    for name in medians:
+        if name != "plain":
+            print(f"\n{name}/plain time: {medians[name][0] / medians['plain'][0]:.2f} (goal <= 1.5)")
+    equal = all(t == tables["plain"] for t in tables.values())
+    print(f"tables: {tables} ({'equal' if equal else 'DIFFERENT'})")
     print(f"the measured commit's feed: {feed_counts(os.path.join(work, 'lake-feed'))}")
 
 

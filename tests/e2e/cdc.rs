@@ -91,7 +91,7 @@ async fn a_dms_feed_deletes_rows_and_a_late_older_update_stays_deleted() {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",deleted,retired"),
+            .ends_with(",deleted,retired,versions_opened,versions_closed"),
         "{figures}"
     );
     let mut lake = sb.lake().await;

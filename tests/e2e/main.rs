@@ -22,6 +22,8 @@ mod event_failures;
 mod events;
 mod format_events;
 mod format_refusals;
+mod history;
+mod history_cases;
 mod hostile_keys;
 mod hostile_objects;
 mod infra;

@@ -159,6 +159,13 @@ fn sort_keys(table: &TableName) -> Vec<String> {
         TableName::Target(d) | TableName::Tombstones(d) => {
             d.names(&d.keys).into_iter().map(String::from).collect()
         }
+        TableName::History(d) => (d.names(&d.keys).into_iter().map(String::from))
+            .chain([deltaload_core::spec::START_AT.to_string()])
+            .collect(),
+        TableName::HistoryLog(d) => (d.names(&d.keys).into_iter())
+            .chain(d.names(&d.sequence_by))
+            .map(String::from)
+            .collect(),
         TableName::Rejected(_) => vec!["source_file".into(), "line_number".into()],
         TableName::Ledger | TableName::Reconciliation => {
             vec!["loaded_at".into(), "location".into()]
@@ -349,6 +356,19 @@ async fn every_reader_reads_every_column_type_partitioned_as_deltaload() {
 async fn sql_readers_read_every_column_type_through_deletion_vectors() {
     let w = things("merge_on_read = true");
     assert_things(&assert_every_reader_reads_as_deltaload(&w, &w.target(), true).await);
+}
+
+/// A history and its log, of every column type, are read alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_reader_reads_a_history_of_every_column_type_as_deltaload() {
+    let w = things("history = true");
+    for table in [
+        TableName::History(w.dataset.clone()),
+        TableName::HistoryLog(w.dataset.clone()),
+    ] {
+        let rows = assert_every_reader_reads_as_deltaload(&w, &table, false).await;
+        assert!(rows["rows"].as_array().unwrap().len() >= 3, "{rows}");
+    }
 }
 
 /// The tables beside a dataset's are read alike: its rejects and tombstones,

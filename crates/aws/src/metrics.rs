@@ -124,6 +124,8 @@ mod tests {
                 "RowsStale",
                 "RowsDeleted",
                 "RowsRetired",
+                "VersionsOpened",
+                "VersionsClosed",
                 "LoadLatency",
                 "CommitRetries"
             ]

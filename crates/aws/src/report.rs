@@ -70,6 +70,10 @@ figures! {
     deleted: u64 => "RowsDeleted" "Count",
     /// Rows a snapshot deleted because it no longer holds their key.
     retired: u64 => "RowsRetired" "Count",
+    /// Versions a history gained.
+    opened: u64 => "VersionsOpened" "Count",
+    /// Versions of a history closed (their end set or moved).
+    closed: u64 => "VersionsClosed" "Count",
     /// Time spent loading, in milliseconds.
     load_ms: u64 => "LoadLatency" "Milliseconds",
     /// Load rounds run again after a commit conflict with another writer.
@@ -90,6 +94,10 @@ impl BatchReport {
             (0, 0) => String::new(),
             (n, 0) => format!(", {n} deleted"),
             (n, r) => format!(", {n} deleted, {r} retired"),
+        };
+        let deleted = match (t.opened, t.closed) {
+            (0, 0) => deleted,
+            (o, c) => format!("{deleted}; history: {o} versions opened, {c} closed"),
         };
         format!(
             "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
@@ -157,6 +165,8 @@ pub(crate) fn tally(report: &mut BatchReport, dataset: &str, outcomes: &[LoadOut
                 d.stale += f.stale;
                 d.deleted += f.deleted;
                 d.retired += f.retired;
+                d.opened += f.opened;
+                d.closed += f.closed;
             }
             LoadOutcome::Skipped { .. } => d.skipped += 1,
             LoadOutcome::Refused(_) => d.refused += 1,
@@ -188,7 +198,7 @@ mod tests {
         assert_eq!(report.totals.records, 20);
         assert_eq!(report.by_dataset["orders"], report.totals);
         // The names and their order: metrics.rs's EMF test.
-        assert_eq!(d.metrics().len(), 12, "duplicates is not published");
-        assert_eq!(d.metrics()[10], ("LoadLatency", "Milliseconds", 7));
+        assert_eq!(d.metrics().len(), 14, "duplicates is not published");
+        assert_eq!(d.metrics()[12], ("LoadLatency", "Milliseconds", 7));
     }
 }

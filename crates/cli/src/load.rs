@@ -44,6 +44,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
         (None, Some(_)) => Removed::Retired,
         (None, None) => Removed::Never,
     };
+    let deletes = (deletes, chosen.history.is_some());
     let dataset = chosen.name.clone();
     let mut lake = crate::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
@@ -152,8 +153,13 @@ enum Removed {
 }
 
 /// Prints a file's line (with its removed rows when the dataset removes
-/// any); true when it was refused.
-fn report(shown: &str, outcome: LoadOutcome, deletes: Removed) -> std::io::Result<bool> {
+/// any, and the versions of its history when it keeps one); true when it
+/// was refused.
+fn report(
+    shown: &str,
+    outcome: LoadOutcome,
+    (deletes, history): (Removed, bool),
+) -> std::io::Result<bool> {
     match outcome {
         LoadOutcome::Loaded(done) => {
             let f = done.figures;
@@ -161,6 +167,13 @@ fn report(shown: &str, outcome: LoadOutcome, deletes: Removed) -> std::io::Resul
                 Removed::Deleted => format!(", {} deleted", f.deleted),
                 Removed::Retired => format!(", {} unchanged, {} retired", f.stale, f.retired),
                 Removed::Never => String::new(),
+            };
+            let deleted = match history {
+                true => format!(
+                    "{deleted}, {} versions opened, {} closed",
+                    f.opened, f.closed
+                ),
+                false => deleted,
             };
             out!(
                 "{shown}: {} rejected, {} updated, {} added{deleted}, table version {}",

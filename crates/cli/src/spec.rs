@@ -31,6 +31,9 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
     if d.keeps_tombstones() {
         tables.push(d.tombstones_table());
     }
+    if d.history.is_some() {
+        tables.extend([d.history_table(), d.history_log_table()]);
+    }
     out!(
         "dataset {}: tables {}; source {source}",
         d.name,
@@ -65,6 +68,16 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
     }
     if d.merge_on_read {
         out!("  merge-on-read: changed rows marked deleted (deletion vectors), their files kept");
+    }
+    if let Some(history) = &d.history {
+        let first = d
+            .sequence_by
+            .first()
+            .map_or("", |&i| d.columns[i].name.as_str());
+        out!(
+            "  history: a version per change of {}, from __start_at to __end_at ({first} of the changes that opened and closed it)",
+            d.names(&history.tracked).join(", ")
+        );
     }
     if d.change_data_feed {
         out!("  change data feed: every commit that changes rows writes them under _change_data (inserts, deletes, updates before and after)");

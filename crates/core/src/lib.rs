@@ -51,5 +51,7 @@ pub use reader::{read_file, read_file_into, ParsedFile, Reject};
 pub use reconcile::{MergeCounts, Reconciliation};
 pub use record::RejectReason;
 pub use sink::{Scalar, Sink};
-pub use spec::{key_date, Column, ColumnType, Dataset, Snapshot, SnapshotOrder, Spec, SpecError};
+pub use spec::{
+    key_date, Column, ColumnType, Dataset, History, Snapshot, SnapshotOrder, Spec, SpecError,
+};
 pub use value::{Row, Rows, Units, Value};

@@ -15,6 +15,10 @@ pub struct MergeCounts {
     /// Rows removed because a snapshot no longer holds their key (not
     /// records of the file, so outside the balance).
     pub retired: u64,
+    /// Versions the history (`history = true`) gained.
+    pub opened: u64,
+    /// Versions of the history whose end was set or moved.
+    pub closed: u64,
 }
 
 /// The figures of one load of one file.
@@ -40,6 +44,10 @@ pub struct Reconciliation {
     pub deleted: u64,
     /// Rows a snapshot removed because it no longer holds their key.
     pub retired: u64,
+    /// Versions the history gained (`history = true`; outside the balance).
+    pub opened: u64,
+    /// Versions of the history closed: their end set or moved.
+    pub closed: u64,
 }
 
 impl Reconciliation {
@@ -76,6 +84,8 @@ impl Reconciliation {
             stale,
             deleted: merge.deleted,
             retired: merge.retired,
+            opened: merge.opened,
+            closed: merge.closed,
         })
     }
 

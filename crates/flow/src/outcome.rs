@@ -71,6 +71,8 @@ pub fn log_outcome(location: &str, outcome: &LoadOutcome) {
             stale = done.figures.stale,
             deleted = done.figures.deleted,
             retired = done.figures.retired,
+            versions_opened = done.figures.opened,
+            versions_closed = done.figures.closed,
             orders_version = ?done.orders_version,
             recovered = done.recovered,
             "loaded"

@@ -178,6 +178,8 @@ pub(crate) fn reconciliation(
             strings(rows.iter().map(|r| Some(r.dataset))),
             counts(rows, |r| r.figures.deleted),
             counts(rows, |r| r.figures.retired),
+            counts(rows, |r| r.figures.opened),
+            counts(rows, |r| r.figures.closed),
         ],
     )
 }

@@ -97,6 +97,12 @@ impl Lake {
             TableName::Target(d) => set(d).map(|i| &mut self.sets[i].target),
             TableName::Rejected(d) => set(d).map(|i| &mut self.sets[i].rejected),
             TableName::Tombstones(d) => set(d).and_then(|i| self.sets[i].tombstones.as_mut()),
+            TableName::History(d) => {
+                set(d).and_then(|i| self.sets[i].history.as_mut().map(|h| &mut h.versions))
+            }
+            TableName::HistoryLog(d) => {
+                set(d).and_then(|i| self.sets[i].history.as_mut().map(|h| &mut h.log))
+            }
             TableName::Ledger => Some(&mut self.ledger),
             TableName::Reconciliation => Some(&mut self.reconciliation),
         }

@@ -135,6 +135,12 @@ impl Lake {
                     .to_string(),
             ));
         }
+        if dataset.history.is_some() {
+            return Ok(Some(
+                "the dataset keeps history (history = true), made of every change of the file"
+                    .to_string(),
+            ));
+        }
         if dataset.delete_when.is_some() {
             return Ok(Some(
                 "the dataset has deletes (delete_when), whose files are read whole".to_string(),

@@ -160,6 +160,24 @@ impl Lake {
         query(&self.ctx, table, name, &sql).await
     }
 
+    /// Every column of the rows of `table` (registered as `name`, keyed as
+    /// `dataset`) whose key is one of `keys` (key columns, each key once).
+    pub(crate) async fn keyed_rows(
+        &self,
+        dataset: &Dataset,
+        table: &deltalake::DeltaTable,
+        name: &TableName,
+        keys: Vec<ArrayRef>,
+    ) -> Result<Vec<RecordBatch>, LakeError> {
+        self.register_key_columns(dataset, keys)?;
+        let sql = format!(
+            "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
+            name.sql(),
+            key_join(dataset)
+        );
+        query(&self.ctx, table, name, &sql).await
+    }
+
     /// Fails when a key of this load's changes (batches of
     /// `deltaload_ingest::changes_schema`) appears twice in the dataset's table.
     pub(crate) async fn check_unique_keys(

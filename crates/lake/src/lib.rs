@@ -24,6 +24,7 @@ mod changes;
 pub mod error;
 mod evolve;
 mod expand;
+mod history;
 mod intake;
 mod keys;
 mod ledger;
@@ -128,6 +129,9 @@ pub(crate) struct DatasetTables {
     pub rejected: DeltaTable,
     /// The remembered deletes, for datasets that keep them.
     pub tombstones: Option<DeltaTable>,
+    /// The versions and the changes they were made of, for datasets that
+    /// keep history.
+    pub history: Option<history::HistoryTables>,
 }
 
 /// Writes into datasets' tables by each engine.
@@ -207,11 +211,16 @@ impl Lake {
                 },
             );
             let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
+            let history = match d.history {
+                Some(_) => Some(history::HistoryTables::open(root, d).await?),
+                None => None,
+            };
             Ok::<_, LakeError>(DatasetTables {
                 dataset: d.clone(),
                 target,
                 rejected,
                 tombstones,
+                history,
             })
         }));
         let (sets, ledger, reconciliation) = futures::try_join!(

@@ -121,10 +121,12 @@ impl deltaload_flow::Source for DatasetPort<'_> {
         })
     }
 
-    /// A snapshot is a round of its own: each commits its own high-water mark.
+    /// A snapshot is a round of its own: each commits its own high-water
+    /// mark. So is a file of a dataset that keeps history: its figures are
+    /// the versions it opened and closed.
     fn fits_whole(&self, bytes: u64) -> bool {
-        let snapshot = self.lake.sets[self.ds].dataset.snapshot.is_some();
-        !snapshot && self.lake.budget.fits_whole(bytes)
+        let d = &self.lake.sets[self.ds].dataset;
+        d.snapshot.is_none() && d.history.is_none() && self.lake.budget.fits_whole(bytes)
     }
 
     fn read(
@@ -142,6 +144,7 @@ impl deltaload_flow::Source for DatasetPort<'_> {
                     rejects: file.rejects,
                     loaded: file.loaded,
                     spilled: None,
+                    all: file.all,
                 },
                 Intake::Spilled(spilled, rejects) => Parsed {
                     key,
@@ -149,6 +152,7 @@ impl deltaload_flow::Source for DatasetPort<'_> {
                     rejects,
                     loaded: spilled.loaded,
                     spilled: Some(spilled),
+                    all: None,
                 },
                 Intake::Refused(mismatch) => return Ok(deltaload_flow::Intake::Refused(mismatch)),
             },

@@ -189,7 +189,7 @@ impl Lake {
             inserted: metrics.num_target_rows_inserted as u64,
             updated: metrics.num_target_rows_updated as u64,
             deleted: metrics.num_target_rows_deleted as u64,
-            retired: 0,
+            ..MergeCounts::default()
         };
         let after = self.sets[ds].target.version();
         let files = crate::OrdersFiles {

@@ -20,6 +20,9 @@ pub struct FileChanges {
     pub deletes: u64,
     /// Records that did not parse.
     pub rejects: Vec<Reject>,
+    /// Every change, in file order, of a dataset that keeps history (its
+    /// versions are made of them all); `None` for the others.
+    pub all: Option<RecordBatch>,
 }
 
 /// Reads a change file of `dataset` at `location` (a path or an object
@@ -48,8 +51,13 @@ pub fn read_changes(
         .map(|b| b.column(width).as_boolean().true_count() as u64)
         .sum();
     let mut newest = newest_of(dataset, &ingested.batches)?;
+    let mut all = match dataset.history {
+        Some(_) => Some(concat(dataset, &ingested.batches)?),
+        None => None,
+    };
     if let Some(rank) = rank {
         newest = in_feed(dataset, newest, &rank, 0)?;
+        all = all.map(|a| in_feed(dataset, a, &rank, 0)).transpose()?;
     }
     tracing::debug!(
         read_ms,
@@ -64,6 +72,7 @@ pub fn read_changes(
         loaded: ingested.changes(),
         deletes,
         rejects: ingested.rejects,
+        all,
     }))
 }
 
@@ -89,12 +98,7 @@ pub(crate) fn newest_of(
     batches: &[RecordBatch],
 ) -> Result<RecordBatch, LakeError> {
     let label = dataset.name.as_str();
-    let schema = deltaload_ingest::changes_schema(dataset);
-    let batch = match batches {
-        [one] => one.clone(),
-        many => deltalake::arrow::compute::concat_batches(&schema, many)
-            .map_err(LakeError::arrow(label))?,
-    };
+    let batch = concat(dataset, batches)?;
     let order = changes_order(dataset)?;
     if !dataset.keep_on_null.is_empty() {
         return newest_filled(dataset, &order, &batch);
@@ -105,6 +109,16 @@ pub(crate) fn newest_of(
         true => Ok(batch),
         false => deltalake::arrow::compute::take_record_batch(&batch, &winners)
             .map_err(LakeError::arrow(label)),
+    }
+}
+
+/// `batches` (of `deltaload_ingest::changes_schema`) as one batch.
+fn concat(dataset: &Dataset, batches: &[RecordBatch]) -> Result<RecordBatch, LakeError> {
+    let schema = deltaload_ingest::changes_schema(dataset);
+    match batches {
+        [one] => Ok(one.clone()),
+        many => deltalake::arrow::compute::concat_batches(&schema, many)
+            .map_err(LakeError::arrow(&dataset.name)),
     }
 }
 
@@ -227,6 +241,8 @@ pub(crate) struct Parsed {
     pub loaded: u64,
     /// The changes, when the file was read in pieces.
     pub spilled: Option<crate::spill::Spilled>,
+    /// Every change of the file, of a dataset that keeps history.
+    pub all: Option<RecordBatch>,
 }
 
 impl ReadFile for Parsed {

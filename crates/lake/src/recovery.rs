@@ -80,6 +80,7 @@ impl Lake {
                         .or_else(|| metric("num_target_rows_deleted"))
                         .unwrap_or(0),
                     retired: count("retired").unwrap_or(0),
+                    ..MergeCounts::default()
                 };
                 found.insert(key, MergeCommit { version, counts });
             }

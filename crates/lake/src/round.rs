@@ -42,6 +42,13 @@ impl Lake {
             .collect();
         let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
         let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
+        // The history first (its writes can run again): a load stopped
+        // after the table's commit finds it written. Recovered files too,
+        // for their figures.
+        let mut versions = Vec::with_capacity(parsed.len());
+        for p in parsed {
+            versions.push(self.write_history(ds, p, loaded_at).await?);
+        }
         let dataset = self.sets[ds].dataset.clone();
         let tombstones = dataset.keeps_tombstones();
         match pending.as_slice() {
@@ -77,11 +84,13 @@ impl Lake {
             Some(_) => crate::snapshot::retired(c),
             None => c,
         };
-        Ok(counts
-            .into_iter()
-            .zip(was_recovered)
-            .map(|(counts, recovered)| Merged {
-                counts: snapshot(counts.unwrap_or_default()),
+        Ok((counts.into_iter().zip(was_recovered).zip(versions))
+            .map(|((counts, recovered), (opened, closed))| Merged {
+                counts: MergeCounts {
+                    opened,
+                    closed,
+                    ..snapshot(counts.unwrap_or_default())
+                },
                 recovered,
             })
             .collect())

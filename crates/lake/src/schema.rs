@@ -25,6 +25,10 @@ pub enum TableName {
     /// `tombstones_<dataset>`: the deleted keys with their delete's sequence
     /// (datasets with `delete_when` and `sequence_by`).
     Tombstones(Arc<Dataset>),
+    /// `history_<dataset>`: a row per version of a key (`history = true`).
+    History(Arc<Dataset>),
+    /// `history_log_<dataset>`: every change the history was made of.
+    HistoryLog(Arc<Dataset>),
     /// `ledger`: a row per file version.
     Ledger,
     /// `reconciliation`: each file's figures.
@@ -40,6 +44,10 @@ impl TableName {
             all.push(Self::Rejected(d.clone()));
             if d.keeps_tombstones() {
                 all.push(Self::Tombstones(d.clone()));
+            }
+            if d.history.is_some() {
+                all.push(Self::History(d.clone()));
+                all.push(Self::HistoryLog(d.clone()));
             }
         }
         all.extend([Self::Ledger, Self::Reconciliation]);
@@ -57,6 +65,8 @@ impl TableName {
             Self::Target(d) => d.name.clone(),
             Self::Rejected(d) => d.rejected_table(),
             Self::Tombstones(d) => d.tombstones_table(),
+            Self::History(d) => d.history_table(),
+            Self::HistoryLog(d) => d.history_log_table(),
             Self::Ledger => "ledger".to_string(),
             Self::Reconciliation => "reconciliation".to_string(),
         }
@@ -73,6 +83,8 @@ impl TableName {
             Self::Target(d) => target(d),
             Self::Rejected(d) => rejected(d.reject_key_column()),
             Self::Tombstones(d) => tombstones(d),
+            Self::History(d) => crate::history::schema(d),
+            Self::HistoryLog(d) => crate::history::log_schema(d),
             Self::Ledger => ledger(),
             Self::Reconciliation => reconciliation(),
         }
@@ -82,7 +94,7 @@ impl TableName {
     /// numbers (else it is compared as text).
     pub fn key_column(&self) -> (String, bool) {
         match self {
-            Self::Target(d) | Self::Tombstones(d) => {
+            Self::Target(d) | Self::Tombstones(d) | Self::History(d) | Self::HistoryLog(d) => {
                 let first = &d.columns[d.keys[0]];
                 let whole = matches!(first.ty, ColumnType::Int | ColumnType::Bigint);
                 (first.name.clone(), whole)
@@ -101,6 +113,14 @@ impl TableName {
                 .map(|&k| quoted(&d.columns[k].name))
                 .collect::<Vec<_>>()
                 .join(", "),
+            Self::History(d) | Self::HistoryLog(d) => {
+                let mut columns: Vec<String> = d.names(&d.keys).iter().map(|n| quoted(n)).collect();
+                match self {
+                    Self::History(_) => columns.push(deltaload_core::spec::START_AT.to_string()),
+                    _ => columns.extend(d.names(&d.sequence_by).iter().map(|n| quoted(n))),
+                }
+                columns.join(", ")
+            }
             Self::Rejected(_) => "source_file, line_number".to_string(),
             Self::Ledger | Self::Reconciliation => "loaded_at, location".to_string(),
         }
@@ -205,7 +225,7 @@ fn long(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Int64, nullable)
 }
 
-fn target(d: &Dataset) -> SchemaRef {
+pub(crate) fn target(d: &Dataset) -> SchemaRef {
     let mut fields: Vec<Field> = d
         .columns
         .iter()
@@ -285,5 +305,7 @@ fn reconciliation() -> SchemaRef {
         string("dataset", true),
         long("deleted", true),
         long("retired", true),
+        long("versions_opened", true),
+        long("versions_closed", true),
     ]))
 }

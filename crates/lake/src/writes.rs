@@ -24,6 +24,9 @@ impl Lake {
         if let Some(tombstones) = &mut set.tombstones {
             refresh(tombstones, &TableName::Tombstones(set.dataset.clone())).await?;
         }
+        if let Some(history) = &mut set.history {
+            history.refresh(&set.dataset).await?;
+        }
         refresh(&mut self.reconciliation, &TableName::Reconciliation).await
     }
 

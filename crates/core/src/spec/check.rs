@@ -87,7 +87,14 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     let tie_break = super::updates::tie_break(src, d, &columns, &keys, &sequence_by, &update)?;
     let feed = super::feed::feed(src, d, &columns)?;
     let snapshot = super::snapshot::snapshot(src, d, &columns, &sequence_by)?;
+    let roles = super::history::Roles {
+        keys: &keys,
+        sequence_by: &sequence_by,
+        generated,
+    };
+    let history = super::history::history(src, d, &columns, roles)?;
     Ok(Dataset {
+        history,
         snapshot,
         preset: implied.preset,
         generated,
@@ -118,8 +125,9 @@ fn dataset_name<'a>(src: &Source<'_>, raw: &'a Spanned<String>) -> Result<&'a St
     if RESERVED_NAMES.contains(&name.as_str())
         || name.starts_with("rejected_")
         || name.starts_with("tombstones_")
+        || name.starts_with("history_")
     {
-        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*, tombstones_*): choose another")));
+        return Err(src.error(Some(raw.span()), format!("dataset name {name:?} is taken by deltaload's own tables (ledger, reconciliation, rejected_*, tombstones_*, history_*): choose another")));
     }
     Ok(name)
 }

@@ -4,6 +4,7 @@
 mod check;
 mod feed;
 mod formats;
+mod history;
 mod parse;
 mod preset;
 mod snapshot;
@@ -16,6 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMode};
+pub use history::{History, END_AT, START_AT};
 pub use parse::SpecError;
 pub use preset::{
     describe as describe_preset, fill_generated, Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE,
@@ -128,6 +130,9 @@ pub struct Dataset {
     /// Each file is a snapshot of the table (`mode = "snapshot"`): keys it
     /// no longer holds are deleted, an older snapshot changes nothing.
     pub snapshot: Option<Snapshot>,
+    /// The dataset keeps every version of its keys in `history_<name>`
+    /// (`history = true`, SCD type 2).
+    pub history: Option<History>,
     /// The CSV dialect and encoding.
     pub csv: CsvFormat,
     /// The CDC tool whose files the dataset reads as it writes them.
@@ -232,6 +237,16 @@ impl Dataset {
     /// The table of tombstones: the deleted keys with their delete's sequence.
     pub fn tombstones_table(&self) -> String {
         format!("tombstones_{}", self.name)
+    }
+
+    /// The table of versions (`history = true`).
+    pub fn history_table(&self) -> String {
+        format!("history_{}", self.name)
+    }
+
+    /// The table of every change a history was made of (`history = true`).
+    pub fn history_log_table(&self) -> String {
+        format!("history_log_{}", self.name)
     }
 
     /// A row's key values.

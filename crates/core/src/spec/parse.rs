@@ -78,6 +78,9 @@ pub(crate) struct RawDataset {
     pub mode: Option<Spanned<String>>,
     pub snapshot_scope: Option<Names>,
     pub snapshot_key_date: Option<Spanned<String>>,
+    pub history: Option<Spanned<bool>>,
+    pub history_columns: Option<Names>,
+    pub history_except_columns: Option<Names>,
     pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,

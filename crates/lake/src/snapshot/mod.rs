@@ -21,6 +21,7 @@ use deltalake::arrow::datatypes::{DataType, Int64Type};
 use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::prelude::{lit, Expr};
 use deltaload_core::{key_date, Dataset, MergeCounts, Snapshot, SnapshotOrder};
+pub(crate) use diff::rows_of;
 pub(crate) use marks::MARKS_PROPERTY;
 use marks::{Marks, Verdict};
 use std::sync::Arc;

@@ -1,0 +1,195 @@
+//! History (SCD type 2, `history = true`): a dataset of changes that also
+//! keeps every version of each key in `history_<name>`, with the sequence
+//! that opened and closed it.
+
+use super::check::{optional, resolve};
+use super::parse::{RawDataset, Source};
+use super::{Column, SpecError};
+
+/// A dataset that keeps the versions of its keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    /// The columns whose change opens a new version (indexes into the
+    /// columns); a change to any other column updates the version it falls in.
+    pub tracked: Vec<usize>,
+}
+
+/// The history table's column holding the sequence that opened a version.
+pub const START_AT: &str = "__start_at";
+/// The history table's column holding the sequence that closed a version
+/// (null: the key's current version).
+pub const END_AT: &str = "__end_at";
+
+/// The columns of a dataset that a version's start and values leave out
+/// of what it tracks.
+pub(super) struct Roles<'a> {
+    /// The key columns.
+    pub keys: &'a [usize],
+    /// The sequence columns (a preset's generated ones included).
+    pub sequence_by: &'a [usize],
+    /// How many of the last columns deltaload fills.
+    pub generated: usize,
+}
+
+/// The options of changes a history dataset cannot take: a version holds
+/// whole rows, so a change must carry its row whole.
+fn partial_updates(d: &RawDataset) -> Option<(&'static str, std::ops::Range<usize>)> {
+    let spans = [
+        (
+            "ignore_null_updates",
+            d.ignore_null_updates.as_ref().map(|v| v.span()),
+        ),
+        (
+            "update_columns",
+            d.update_columns.as_ref().map(|v| v.span()),
+        ),
+        (
+            "except_columns",
+            d.except_columns.as_ref().map(|v| v.span()),
+        ),
+        ("mode", d.mode.as_ref().map(|v| v.span())),
+    ];
+    spans
+        .into_iter()
+        .find_map(|(name, span)| span.map(|s| (name, s)))
+}
+
+/// The checked `history`, `history_columns` and `history_except_columns`:
+/// `None` for a dataset that keeps no history.
+pub(super) fn history(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+    roles: Roles<'_>,
+) -> Result<Option<History>, SpecError> {
+    let name = d.name.get_ref();
+    let err = |span: std::ops::Range<usize>, m: String| src.error(Some(span), m);
+    let on = d.history.as_ref().is_some_and(|h| *h.get_ref());
+    let lists = (d.history_columns.as_ref().map(|s| ("history_columns", s))).or(d
+        .history_except_columns
+        .as_ref()
+        .map(|s| ("history_except_columns", s)));
+    if !on {
+        return match lists {
+            Some((option, s)) => Err(err(s.span(), format!("{option} applies to a dataset that keeps history: add history = true to dataset {name:?}, or remove it"))),
+            None => Ok(None),
+        };
+    }
+    let span = d.history.as_ref().map(|h| h.span()).unwrap_or_default();
+    if let (Some(_), Some(both)) = (&d.history_columns, &d.history_except_columns) {
+        return Err(err(
+            both.span(),
+            format!(
+                "dataset {name:?} names both history_columns and history_except_columns: keep one"
+            ),
+        ));
+    }
+    if let Some((option, s)) = partial_updates(d) {
+        let why = match option {
+            "mode" => "history is kept of a dataset of changes".to_string(),
+            _ => format!("{option} makes changes that carry part of a row, and a version holds its row whole"),
+        };
+        if option != "mode" || d.mode.as_ref().is_some_and(|m| m.get_ref() != "changes") {
+            return Err(err(
+                s,
+                format!(
+                    "dataset {name:?} has history = true: {why}; remove {option} or the history"
+                ),
+            ));
+        }
+    }
+    let Roles {
+        keys,
+        sequence_by,
+        generated,
+    } = roles;
+    if sequence_by.is_empty() {
+        return Err(err(span, format!("dataset {name:?} has history = true but no sequence: a version opens and closes at a change's sequence, so add sequence_by (or a preset, whose files give the order)")));
+    }
+    // By default every column but the keys, the sequence and the columns
+    // deltaload fills tracks: a row sent again with a new sequence alone
+    // opens no version.
+    let trackable = |i: &usize| !keys.contains(i) && !sequence_by.contains(i);
+    let data = (0..columns.len() - generated).filter(trackable);
+    let tracked: Vec<usize> = match (&d.history_columns, &d.history_except_columns) {
+        (Some(n), _) => optional(&d.history_columns, |n| {
+            resolve(src, name, columns, n, "history_columns")
+        })
+        .and_then(|t| match t.iter().find(|i| !trackable(i)) {
+            Some(&i) => Err(err(n.span(), format!("history_columns names {:?}, a key or sequence column: name the columns whose change opens a new version", columns[i].name))),
+            None => Ok(t),
+        })?,
+        (None, Some(_)) => {
+            let except = optional(&d.history_except_columns, |n| {
+                resolve(src, name, columns, n, "history_except_columns")
+            })?;
+            data.filter(|i| !except.contains(i)).collect()
+        }
+        (None, None) => data.collect(),
+    };
+    Ok(Some(History { tracked }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::Spec;
+
+    fn spec(options: &str) -> Result<Spec, String> {
+        let text = format!(
+            "[[dataset]]\nname = \"p\"\nkeys = [\"id\"]\n{options}\n\
+             [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+             [[dataset.columns]]\nname = \"tier\"\ntype = \"string\"\n\
+             [[dataset.columns]]\nname = \"email\"\ntype = \"string\"\n\
+             [[dataset.columns]]\nname = \"at\"\ntype = \"timestamp\"\n"
+        );
+        Spec::parse(&text, "p.toml").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn history_tracks_the_columns_it_is_told_and_needs_whole_rows_in_order() {
+        let tracked = |options: &str| spec(options).unwrap().datasets[0].history.clone();
+        let on = "history = true\nsequence_by = [\"at\"]";
+        assert_eq!(tracked(on).unwrap().tracked, vec![1, 2]);
+        let only = format!("{on}\nhistory_columns = [\"tier\"]");
+        assert_eq!(tracked(&only).unwrap().tracked, vec![1]);
+        let except = format!("{on}\nhistory_except_columns = [\"tier\"]");
+        assert_eq!(tracked(&except).unwrap().tracked, vec![2]);
+        assert_eq!(
+            tracked(&format!("{on}\nmode = \"changes\""))
+                .unwrap()
+                .tracked,
+            vec![1, 2]
+        );
+        assert_eq!(tracked("sequence_by = [\"at\"]"), None);
+        let refused = [
+            ("history = true", "no sequence"),
+            (
+                &format!("{on}\nhistory_columns = [\"id\"]"),
+                "a key or sequence column",
+            ),
+            (
+                &format!(
+                    "{on}\nhistory_columns = [\"tier\"]\nhistory_except_columns = [\"email\"]"
+                ),
+                "keep one",
+            ),
+            (
+                &format!("{on}\nignore_null_updates = true"),
+                "remove ignore_null_updates",
+            ),
+            (
+                &format!("{on}\nupdate_columns = [\"tier\"]"),
+                "remove update_columns",
+            ),
+            (
+                "history = true\nmode = \"snapshot\"\nsequence_by = [\"at\"]",
+                "history is kept of a dataset of changes",
+            ),
+            ("history_columns = [\"tier\"]", "add history = true"),
+        ];
+        for (options, says) in refused {
+            let e = spec(options).unwrap_err();
+            assert!(e.contains(says), "{options}: {e}");
+        }
+    }
+}

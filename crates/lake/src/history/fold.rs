@@ -1,0 +1,150 @@
+//! The versions of keys, folded from every change of theirs in sequence
+//! order: the one rule that makes a history, whatever order its files
+//! loaded in.
+//!
+//! For each key, its changes are sorted by rank (sequence, then a delete
+//! above an upsert, then the tie-break columns), the first of equal ranks
+//! kept. Then, in that order:
+//!
+//! - an upsert with no open version opens one;
+//! - an upsert whose tracked columns equal the open version's updates it
+//!   (the version takes its values; its start stays);
+//! - any other upsert closes the open version at its sequence and opens one;
+//! - a delete closes the open version at its sequence.
+
+use crate::snapshot::rows_of;
+use deltalake::arrow::array::{Array, AsArray, RecordBatch};
+use deltalake::arrow::error::ArrowError;
+use deltalake::arrow::row::Rows;
+use deltaload_core::Dataset;
+use deltaload_engine::Order;
+
+/// One version of a key: indexes of changes into the folded batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Version {
+    /// The change that opened it (its sequence is the start).
+    pub start: u32,
+    /// The change whose values it holds: the newest it absorbed.
+    pub values: u32,
+    /// The change that closed it; `None` while it is the key's current one.
+    pub end: Option<u32>,
+}
+
+/// The versions of a batch's keys, and how they differ from those the same
+/// keys had without the changes of one file.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Folded {
+    /// Every version of every key, key by key.
+    pub versions: Vec<Version>,
+    /// Changes of the file kept (not equal in rank to an earlier change of
+    /// its key): those the log does not hold yet.
+    pub kept: Vec<u32>,
+    /// Versions whose start the history did not hold without the file.
+    pub opened: u64,
+    /// Versions whose end (set) the history did not hold without the file.
+    pub closed: u64,
+}
+
+/// Folds `changes` (the dataset's columns in order, then a non-null delete
+/// flag) into versions. Rows `from..` are the file's changes; `mine` marks
+/// every row of the file's version (a re-read log may hold them too), left
+/// out of the history the figures compare with.
+pub(crate) fn fold(
+    dataset: &Dataset,
+    tracked: &[usize],
+    changes: &RecordBatch,
+    (from, mine): (usize, &[bool]),
+) -> Result<Folded, ArrowError> {
+    let width = dataset.columns.len();
+    let position: Vec<usize> = (0..width).collect();
+    let order = Order::new(dataset, &changes.schema(), &position, Some(width))?;
+    let keys = order.keys(changes)?;
+    let ranks = order
+        .ranks(changes)?
+        .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
+    let sequences = order.sequences(changes)?.unwrap_or_else(|| ranks.clone());
+    let tracked = rows_of(changes, tracked)?;
+    let deletes = changes.column(width).as_boolean();
+    let mut sorted: Vec<u32> = (0..changes.num_rows() as u32).collect();
+    let at = |i: &u32| *i as usize;
+    sorted.sort_by(|a, b| {
+        (keys.row(at(a)), ranks.row(at(a)), a).cmp(&(keys.row(at(b)), ranks.row(at(b)), b))
+    });
+    sorted.dedup_by(|b, a| {
+        keys.row(at(a)) == keys.row(at(b)) && ranks.row(at(a)) == ranks.row(at(b))
+    });
+    let mut out = Folded {
+        kept: sorted.iter().copied().filter(|&i| at(&i) >= from).collect(),
+        ..Folded::default()
+    };
+    let rules = Rules {
+        deletes,
+        tracked: &tracked,
+    };
+    let mut run = 0;
+    while run < sorted.len() {
+        let mut end = run + 1;
+        while end < sorted.len() && keys.row(at(&sorted[run])) == keys.row(at(&sorted[end])) {
+            end += 1;
+        }
+        let of_key = &sorted[run..end];
+        let now = rules.versions(of_key.iter().copied());
+        let before = rules.versions(of_key.iter().copied().filter(|&i| !mine[at(&i)]));
+        let seq = |i: Option<u32>| i.map(|i| sequences.row(at(&i)));
+        for v in &now {
+            let was = before
+                .iter()
+                .find(|b| seq(Some(b.start)) == seq(Some(v.start)));
+            out.opened += u64::from(was.is_none());
+            let moved = v.end.is_some() && was.is_none_or(|b| seq(b.end) != seq(v.end));
+            out.closed += u64::from(moved);
+        }
+        out.versions.extend(now);
+        run = end;
+    }
+    Ok(out)
+}
+
+/// What a change does to the versions of its key.
+struct Rules<'a> {
+    deletes: &'a deltalake::arrow::array::BooleanArray,
+    tracked: &'a Rows,
+}
+
+impl Rules<'_> {
+    /// The versions of one key's changes, given in rank order.
+    fn versions(&self, changes: impl Iterator<Item = u32>) -> Vec<Version> {
+        let mut out: Vec<Version> = Vec::new();
+        let mut open: Option<usize> = None;
+        for c in changes {
+            let i = c as usize;
+            let delete = self.deletes.is_valid(i) && self.deletes.value(i);
+            match open {
+                Some(o) if delete => {
+                    out[o].end = Some(c);
+                    open = None;
+                }
+                None if delete => {}
+                Some(o) if self.tracked.row(out[o].values as usize) == self.tracked.row(i) => {
+                    out[o].values = c;
+                }
+                _ => {
+                    if let Some(o) = open {
+                        out[o].end = Some(c);
+                    }
+                    out.push(Version {
+                        start: c,
+                        values: c,
+                        end: None,
+                    });
+                    open = Some(out.len() - 1);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod tests;

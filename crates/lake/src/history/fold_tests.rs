@@ -1,0 +1,146 @@
+use super::*;
+use deltalake::arrow::array::{BooleanArray, Int64Array, StringArray};
+use deltaload_core::Spec;
+use std::sync::Arc;
+
+fn dataset(tracked: &str) -> Arc<Dataset> {
+    let text = format!(
+        "[[dataset]]\nname = \"p\"\nkeys = [\"id\"]\nsequence_by = [\"at\"]\n\
+         history = true\n{tracked}\n\
+         delete_when = {{ column = \"op\", in = [\"D\"] }}\n\
+         [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+         [[dataset.columns]]\nname = \"tier\"\ntype = \"string\"\n\
+         [[dataset.columns]]\nname = \"email\"\ntype = \"string\"\n\
+         [[dataset.columns]]\nname = \"at\"\ntype = \"bigint\"\n"
+    );
+    Spec::parse(&text, "p.toml").unwrap().datasets.remove(0)
+}
+
+/// A change: key, sequence, delete, tier, email.
+type Change = (i64, i64, bool, &'static str, &'static str);
+
+fn batch(changes: &[Change]) -> RecordBatch {
+    let d = dataset("");
+    let schema = deltaload_ingest::changes_schema(&d);
+    let columns: Vec<deltalake::arrow::array::ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(changes.iter().map(|c| c.0))),
+        Arc::new(StringArray::from_iter_values(changes.iter().map(|c| c.3))),
+        Arc::new(StringArray::from_iter_values(changes.iter().map(|c| c.4))),
+        Arc::new(Int64Array::from_iter_values(changes.iter().map(|c| c.1))),
+        Arc::new(BooleanArray::from_iter(changes.iter().map(|c| Some(c.2)))),
+    ];
+    RecordBatch::try_new(schema, columns).unwrap()
+}
+
+/// Each version as (key, start, end, tier, email) of the changes it names.
+fn shown(
+    changes: &[Change],
+    folded: &Folded,
+) -> Vec<(i64, i64, Option<i64>, &'static str, &'static str)> {
+    let mut out: Vec<_> = folded
+        .versions
+        .iter()
+        .map(|v| {
+            let (s, e, x) = (
+                changes[v.start as usize],
+                v.end.map(|e| changes[e as usize].1),
+                changes[v.values as usize],
+            );
+            (s.0, s.1, e, x.3, x.4)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn folded(tracked: &str, changes: &[Change], from: usize) -> Folded {
+    let d = dataset(tracked);
+    let tracked = d.history.clone().unwrap().tracked;
+    let mine: Vec<bool> = (0..changes.len()).map(|i| i >= from).collect();
+    fold(&d, &tracked, &batch(changes), (from, &mine)).unwrap()
+}
+
+#[test]
+fn a_key_opens_updates_closes_and_reopens_its_versions() {
+    let changes = [
+        (1, 30, false, "silver", "a@x"),
+        (1, 10, false, "gold", "a@x"),
+        (1, 40, false, "silver", "b@x"),
+        (1, 50, true, "", ""),
+        (1, 60, false, "gold", "b@x"),
+        (2, 10, false, "gold", "c@x"),
+    ];
+    let all = folded("history_columns = [\"tier\"]", &changes, 0);
+    assert_eq!(
+        shown(&changes, &all),
+        vec![
+            (1, 10, Some(30), "gold", "a@x"),
+            (1, 30, Some(50), "silver", "b@x"),
+            (1, 60, None, "gold", "b@x"),
+            (2, 10, None, "gold", "c@x"),
+        ]
+    );
+    assert_eq!((all.opened, all.closed), (4, 2));
+    // Every column tracked: the email change opens a version.
+    let every = folded("", &changes, 0);
+    assert_eq!(every.versions.len(), 5);
+    // The late change of sequence 10 (the last row here) splits nothing
+    // off the front: it opens [10, 30) and closes it; the version that
+    // started at 30 keeps its start and end.
+    let mut late = changes;
+    late.swap(1, 5);
+    let split = folded("history_columns = [\"tier\"]", &late, 5);
+    assert_eq!(shown(&late, &split), shown(&changes, &all));
+    assert_eq!((split.opened, split.closed), (1, 1));
+    assert_eq!(split.kept, vec![5]);
+}
+
+#[test]
+fn a_change_equal_in_rank_to_one_before_it_is_left_out() {
+    // The same change twice (a file loaded again after a crash, or two
+    // files holding it): one version.
+    let changes = [(1, 10, false, "gold", "a@x"), (1, 10, false, "gold", "a@x")];
+    let f = folded("", &changes, 1);
+    assert_eq!(shown(&changes, &f), vec![(1, 10, None, "gold", "a@x")]);
+    assert!(f.kept.is_empty(), "the log already holds that change");
+    assert_eq!((f.opened, f.closed), (0, 0));
+}
+
+/// A pseudo-random number below `n` (a fixed sequence per `state`).
+fn next(state: &mut u64, n: u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 33) % n
+}
+
+// Any order of the same changes folds to the same versions: 200 random
+// sets of up to 12 changes of 3 keys, each folded in 4 shuffled orders.
+#[test]
+fn any_order_of_the_changes_folds_to_the_same_versions() {
+    let tiers = ["gold", "silver"];
+    let mut state = 11u64;
+    for case in 0..200 {
+        let n = 1 + next(&mut state, 12) as usize;
+        let mut changes: Vec<Change> = (0..n)
+            .map(|i| {
+                let key = next(&mut state, 3) as i64;
+                let delete = next(&mut state, 5) == 0;
+                let tier = tiers[next(&mut state, 2) as usize];
+                let email = ["a@x", "b@x"][next(&mut state, 2) as usize];
+                (key, i as i64 * 10, delete, tier, email)
+            })
+            .collect();
+        let first = shown(
+            &changes,
+            &folded("history_columns = [\"tier\"]", &changes, n),
+        );
+        for _ in 0..4 {
+            for i in (1..n).rev() {
+                changes.swap(i, next(&mut state, i as u64 + 1) as usize);
+            }
+            let again = folded("history_columns = [\"tier\"]", &changes, n);
+            assert_eq!(shown(&changes, &again), first, "case {case}");
+        }
+    }
+}

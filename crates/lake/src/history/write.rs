@@ -1,0 +1,257 @@
+//! A file's changes written into its dataset's history: appended to the
+//! log once, then the versions of the keys it touches folded again and put
+//! in place of theirs, in one commit of the history table.
+
+use super::fold::{fold, Version};
+use super::{log_schema, schema, DELETED};
+use crate::error::LakeError;
+use crate::parsed::Parsed;
+use crate::schema::TableName;
+use crate::Lake;
+use deltalake::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray};
+use deltalake::arrow::array::{TimestampMicrosecondArray, UInt32Array};
+use deltalake::arrow::compute::{cast, concat_batches, take, take_record_batch};
+use deltalake::arrow::datatypes::SchemaRef;
+use deltalake::arrow::error::ArrowError;
+use deltalake::datafusion::common::ScalarValue;
+use deltalake::datafusion::prelude::{lit, Expr};
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::kernel::Transaction;
+use deltalake::protocol::SaveMode;
+use deltaload_core::{ColumnType, Dataset};
+use deltaload_flow::FileKey;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The application transaction every commit of a history carries, so
+/// that two writers of one history conflict.
+const WRITER: &str = "deltaload-history";
+
+impl Lake {
+    /// Writes file `p`'s changes into dataset `ds`'s history (nothing for
+    /// a dataset that keeps none). Returns the versions opened and closed:
+    /// the history of the touched keys with the file against without it.
+    pub(crate) async fn write_history(
+        &mut self,
+        ds: usize,
+        p: &Parsed,
+        loaded_at: i64,
+    ) -> Result<(u64, u64), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let (Some(history), Some(all), Some(tables)) =
+            (&dataset.history, &p.all, &self.sets[ds].history)
+        else {
+            return Ok((0, 0));
+        };
+        if all.num_rows() == 0 {
+            return Ok((0, 0));
+        }
+        let label = dataset.history_table();
+        let arrow = || LakeError::arrow(&label);
+        let log_name = TableName::HistoryLog(dataset.clone());
+        // The newest change of each key: each touched key once.
+        let keys: Vec<ArrayRef> = (dataset.keys.iter())
+            .map(|&k| p.changes.column(k).clone())
+            .collect();
+        let read = self
+            .keyed_rows(&dataset, &tables.log, &log_name, keys)
+            .await?;
+        let schema = log_schema(&dataset);
+        let read = aligned(&schema, &read).map_err(arrow())?;
+        let already = of_file(&read, &p.key).map_err(arrow())?.contains(&true);
+        let changes = match already {
+            true => read.clone(),
+            false => {
+                let file = logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?;
+                concat_batches(&schema, [&read, &file]).map_err(arrow())?
+            }
+        };
+        let mine = of_file(&changes, &p.key).map_err(arrow())?;
+        let from = read.num_rows();
+        let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
+        if !already && !folded.kept.is_empty() {
+            let new = take_record_batch(&changes, &UInt32Array::from(folded.kept.clone()))
+                .map_err(arrow())?;
+            self.append_log(ds, new).await?;
+        }
+        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
+        self.replace_versions(ds, &p.changes, versions).await?;
+        tracing::debug!(
+            table = %label,
+            changes = changes.num_rows(),
+            opened = folded.opened,
+            closed = folded.closed,
+            "history written"
+        );
+        Ok((folded.opened, folded.closed))
+    }
+
+    /// Appends `new` changes to dataset `ds`'s history log.
+    async fn append_log(&mut self, ds: usize, new: RecordBatch) -> Result<(), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let name = TableName::HistoryLog(dataset);
+        let Some(tables) = &mut self.sets[ds].history else {
+            return Ok(());
+        };
+        let url = tables.log.table_url().clone();
+        tables.log = (tables.log.clone().write(vec![new]))
+            .with_save_mode(SaveMode::Append)
+            .await
+            .map_err(LakeError::delta(name.as_str(), &url))?;
+        Ok(())
+    }
+
+    /// Puts `versions` in place of the versions of the keys of `touched`
+    /// (the file's newest change per key) in one commit: the rows of the
+    /// touched keys' range are replaced, those of other keys written again.
+    async fn replace_versions(
+        &mut self,
+        ds: usize,
+        touched: &RecordBatch,
+        versions: RecordBatch,
+    ) -> Result<(), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let name = TableName::History(dataset.clone());
+        let label = name.as_str();
+        let arrow = || LakeError::arrow(&label);
+        let Some(tables) = &self.sets[ds].history else {
+            return Ok(());
+        };
+        let range = key_range(&dataset, touched).map_err(arrow())?;
+        let target = schema(&dataset);
+        let columns: Vec<&str> = target.fields().iter().map(|f| f.name().as_str()).collect();
+        let held =
+            crate::table::select_where(&self.ctx, &tables.versions, &name, &columns, range.clone())
+                .await?;
+        let held = aligned(&target, &held).map_err(arrow())?;
+        let carried = others(&dataset, &held, touched).map_err(arrow())?;
+        let all = concat_batches(&target, [&carried, &versions]).map_err(arrow())?;
+        let url = tables.versions.table_url().clone();
+        let next = tables.versions.version().map_or(0, |v| v as i64 + 1);
+        let commit = CommitProperties::default()
+            .with_application_transaction(Transaction::new(WRITER, next));
+        let written = (tables.versions.clone().write(vec![all]))
+            .with_save_mode(SaveMode::Overwrite)
+            .with_replace_where(range)
+            .with_commit_properties(commit)
+            .await
+            .map_err(LakeError::delta(&label, &url))?;
+        if let Some(tables) = &mut self.sets[ds].history {
+            tables.versions = written;
+        }
+        Ok(())
+    }
+}
+
+/// `batches` (as read back) cast to `schema`'s types, as one batch.
+fn aligned(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch, ArrowError> {
+    let mut cast_batches = Vec::with_capacity(batches.len());
+    for b in batches {
+        let columns = (schema.fields().iter().enumerate())
+            .map(|(i, f)| cast(b.column(i), f.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        cast_batches.push(RecordBatch::try_new(schema.clone(), columns)?);
+    }
+    concat_batches(schema, &cast_batches)
+}
+
+/// Which rows of `changes` (of the log's schema) came from file version `key`.
+fn of_file(changes: &RecordBatch, key: &FileKey) -> Result<Vec<bool>, ArrowError> {
+    let width = changes.num_columns();
+    let text = |c: usize| changes.column(c).as_string_opt::<i32>().cloned();
+    let (Some(files), Some(contents)) = (text(width - 3), text(width - 2)) else {
+        return Err(ArrowError::SchemaError(
+            "the log's file columns are not text".into(),
+        ));
+    };
+    Ok((0..changes.num_rows())
+        .map(|i| files.value(i) == key.location && contents.value(i) == key.content_id)
+        .collect())
+}
+
+/// A file's changes (the dataset's columns, then the delete flag) as rows
+/// of the log.
+fn logged(
+    dataset: &Dataset,
+    all: &RecordBatch,
+    key: &FileKey,
+    loaded_at: i64,
+) -> Result<RecordBatch, ArrowError> {
+    let width = dataset.columns.len();
+    let n = all.num_rows();
+    let mut columns: Vec<ArrayRef> = all.columns()[..width].to_vec();
+    let flags = all.column(width).as_boolean();
+    let deleted: BooleanArray = (0..n)
+        .map(|i| Some(flags.is_valid(i) && flags.value(i)))
+        .collect();
+    columns.push(Arc::new(deleted));
+    columns.push(Arc::new(StringArray::from_iter_values(
+        std::iter::repeat_n(&key.location, n),
+    )));
+    columns.push(Arc::new(StringArray::from_iter_values(
+        std::iter::repeat_n(&key.content_id, n),
+    )));
+    let at = TimestampMicrosecondArray::from(vec![loaded_at; n]).with_timezone("UTC");
+    columns.push(Arc::new(at));
+    let schema = log_schema(dataset);
+    debug_assert_eq!(schema.field(width).name(), DELETED);
+    RecordBatch::try_new(schema, columns)
+}
+
+/// The rows of `history_<name>` for `versions` of the keys in `changes`
+/// (of the log's schema).
+fn versions(
+    dataset: &Dataset,
+    changes: &RecordBatch,
+    versions: &[Version],
+) -> Result<RecordBatch, ArrowError> {
+    let width = dataset.columns.len();
+    let at = |f: fn(&Version) -> Option<u32>| -> UInt32Array { versions.iter().map(f).collect() };
+    let values = at(|v| Some(v.values));
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(width + 4);
+    for c in (0..width).chain([width + 1, width + 3]) {
+        columns.push(take(changes.column(c), &values, None)?);
+    }
+    let first = dataset.sequence_by.first().copied().unwrap_or(0);
+    columns.push(take(changes.column(first), &at(|v| Some(v.start)), None)?);
+    columns.push(take(changes.column(first), &at(|v| v.end), None)?);
+    RecordBatch::try_new(schema(dataset), columns)
+}
+
+/// The filter of the history's rows whose first key column lies between the
+/// least and the greatest of `touched`'s (every row, for a key type whose
+/// literal may not compare with the table's column as is).
+fn key_range(dataset: &Dataset, touched: &RecordBatch) -> Result<Expr, ArrowError> {
+    let first = dataset.keys[0];
+    let column = touched.column(first);
+    let plain = matches!(
+        dataset.columns[first].ty,
+        ColumnType::String | ColumnType::Int | ColumnType::Bigint | ColumnType::Date
+    );
+    if !plain || column.is_empty() {
+        return Ok(lit(true));
+    }
+    let sorted = deltalake::arrow::compute::sort_to_indices(column, None, None)?;
+    let bound = |i: usize| ScalarValue::try_from_array(column, sorted.value(i) as usize);
+    let (low, high) = (bound(0)?, bound(sorted.len() - 1)?);
+    let name = &dataset.columns[first].name;
+    Ok(crate::predicates::column(name).between(lit(low), lit(high)))
+}
+
+/// The rows of `held` (versions) whose key is not one of `touched`'s.
+fn others(
+    dataset: &Dataset,
+    held: &RecordBatch,
+    touched: &RecordBatch,
+) -> Result<RecordBatch, ArrowError> {
+    let keys = crate::snapshot::rows_of(touched, &dataset.keys)?;
+    let gone: HashSet<&[u8]> = (0..touched.num_rows())
+        .map(|i| keys.row(i).data())
+        .collect();
+    let found = crate::snapshot::rows_of(held, &dataset.keys)?;
+    let kept: UInt32Array = (0..held.num_rows() as u32)
+        .filter(|&i| !gone.contains(found.row(i as usize).data()))
+        .map(Some)
+        .collect();
+    take_record_batch(held, &kept)
+}

@@ -1,0 +1,105 @@
+//! History's worked example through the CLI, in two orders; a load that
+//! dies after its history and table are written loads again to the same
+//! history and figures; Python deltalake reads the history.
+
+const EXAMPLE_SPEC: &str = include_str!("../../examples/history/spec.toml");
+const EXAMPLE: [&str; 3] = ["day-1.csv", "day-2.csv", "late.csv"];
+
+/// The figures part of a `load` line.
+fn figures(out: &str) -> Vec<String> {
+    out.lines()
+        .filter_map(|l| l.trim().split_once(": ").map(|(_, f)| f.to_string()))
+        .collect()
+}
+
+/// The history as `show --format csv` prints it, without the lineage
+/// columns (`source_file`, `loaded_at`, which sit before the bounds).
+fn history(sb: &deltaload_tests::Sandbox) -> Vec<String> {
+    let csv = crate::with_spec_ok(sb, &["show", "history_customers", "--format", "csv"]);
+    csv.lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            [&cells[..4], &cells[6..]].concat().join(",")
+        })
+        .collect()
+}
+
+fn paths(order: &[usize]) -> Vec<String> {
+    (order.iter())
+        .map(|&i| format!("raw/changes/{}", EXAMPLE[i]))
+        .collect()
+}
+
+/// The worked example of docs/datasets.md: the late file last and first,
+/// the lines the docs describe, and the same history both ways.
+#[test]
+fn the_worked_example_gives_the_same_history_in_either_order() {
+    let mut histories = Vec::new();
+    for order in [[0, 1, 2], [2, 0, 1]] {
+        let sb = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &EXAMPLE);
+        let files = paths(&order);
+        let mut args = vec!["load"];
+        args.extend(files.iter().map(String::as_str));
+        let out = crate::with_spec_ok(&sb, &args);
+        let expected: &[&str] = match order[0] {
+            0 => &[
+                "0 rejected, 0 updated, 3 added, 0 deleted, 4 versions opened, 1 closed, table version 1",
+                "0 rejected, 2 updated, 0 added, 1 deleted, 1 versions opened, 2 closed, table version 2",
+                "0 rejected, 0 updated, 0 added, 0 deleted, 3 versions opened, 4 closed, table version 2",
+            ],
+            _ => &[
+                "0 rejected, 0 updated, 2 added, 0 deleted, 2 versions opened, 0 closed, table version 1",
+                "0 rejected, 0 updated, 1 added, 0 deleted, 4 versions opened, 3 closed, table version 2",
+                "0 rejected, 2 updated, 0 added, 1 deleted, 2 versions opened, 3 closed, table version 3",
+            ],
+        };
+        assert_eq!(figures(&out), expected, "order {order:?}: {out}");
+        histories.push(history(&sb));
+    }
+    let sb = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &[]);
+    let check = crate::with_spec_ok(&sb, &["spec", "check", "spec.toml"]);
+    assert!(
+        check.contains("history: a version per change of tier, from __start_at to __end_at"),
+        "{check}"
+    );
+    assert_eq!(histories[0], histories[1]);
+    assert_eq!(
+        histories[0],
+        [
+            "customer_id,tier,email,updated_at,__start_at,__end_at",
+            "1,bronze,ana@example.com,2026-12-01T09:00:00Z,2026-12-01T09:00:00Z,2026-12-01T15:00:00Z",
+            "1,silver,ana@example.com,2026-12-01T15:00:00Z,2026-12-01T15:00:00Z,2026-12-01T20:00:00Z",
+            "1,gold,ana@example.com,2026-12-01T20:00:00Z,2026-12-01T20:00:00Z,2026-12-02T08:00:00Z",
+            "1,silver,ana@work.example.com,2026-12-02T08:00:00Z,2026-12-02T08:00:00Z,",
+            "2,silver,ben@example.com,2026-12-01T09:05:00Z,2026-12-01T09:05:00Z,2026-12-01T12:00:00Z",
+            "2,bronze,ben@example.com,2026-12-01T12:00:00Z,2026-12-01T12:00:00Z,2026-12-02T10:00:00Z",
+            "2,gold,ben@work.example.com,2026-12-02T18:00:00Z,2026-12-02T10:00:00Z,",
+            "3,gold,cy@example.com,2026-12-01T16:00:00Z,2026-12-01T16:00:00Z,2026-12-02T11:00:00Z",
+        ]
+    );
+}
+
+/// A load that dies after the history and the table are written (before
+/// the figures and the ledger) loads again to the same history, with the
+/// figures of a load that did not die.
+#[test]
+fn a_load_stopped_after_its_writes_loads_again_to_the_same_history() {
+    let clean = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &EXAMPLE);
+    let sb = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &EXAMPLE);
+    for &i in &[0usize, 2] {
+        crate::with_spec_ok(&clean, &["load", &paths(&[i])[0]]);
+        crate::with_spec_ok(&sb, &["load", &paths(&[i])[0]]);
+    }
+    let day2 = &paths(&[1])[0];
+    let expected = crate::with_spec_ok(&clean, &["load", day2]);
+    let died = crate::deltaload(
+        &sb,
+        &["--spec", "spec.toml", "load", day2],
+        Some("after-orders"),
+    );
+    assert_ne!(died.status.code(), Some(0), "the fault stops the load");
+    assert_eq!(history(&sb), history(&clean), "written before the stop");
+    let again = crate::with_spec_ok(&sb, &["load", day2]);
+    assert_eq!(figures(&again), figures(&expected));
+    assert_eq!(history(&sb), history(&clean));
+}
