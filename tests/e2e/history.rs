@@ -11,7 +11,12 @@ use std::collections::BTreeMap;
 
 /// Customers whose tier is tracked, with `extra`.
 pub(crate) fn spec(extra: &str) -> Spec {
-    let text = format!(
+    Spec::parse(&spec_text(extra), "customers.toml").expect("customers spec")
+}
+
+/// The text of [`spec`].
+pub(crate) fn spec_text(extra: &str) -> String {
+    format!(
         r#"
 [[dataset]]
 name = "customers"
@@ -37,8 +42,7 @@ type = "string"
 name = "at"
 type = "bigint"
 "#
-    );
-    Spec::parse(&text, "customers.toml").expect("customers spec")
+    )
 }
 
 /// One change: id, sequence, delete, tier, email.

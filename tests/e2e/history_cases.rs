@@ -1,6 +1,8 @@
 //! History's worked example through the CLI, in two orders; a load that
 //! dies after its history and table are written loads again to the same
-//! history and figures; Python deltalake reads the history.
+//! history and figures; a column added to the spec later.
+
+use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile, TableName};
 
 const EXAMPLE_SPEC: &str = include_str!("../../examples/history/spec.toml");
 const EXAMPLE: [&str; 3] = ["day-1.csv", "day-2.csv", "late.csv"];
@@ -102,4 +104,43 @@ fn a_load_stopped_after_its_writes_loads_again_to_the_same_history() {
     let again = crate::with_spec_ok(&sb, &["load", day2]);
     assert_eq!(figures(&again), figures(&expected));
     assert_eq!(history(&sb), history(&clean));
+}
+
+/// A nullable column added to a history dataset's spec is added last to
+/// its tables; the log is still read by name, and the new column's values
+/// reach the versions.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_column_added_to_the_spec_reaches_the_history() {
+    let before = crate::history::spec("history_columns = [\"tier\"]");
+    let (_dir, root, mut lake) = crate::snapshots::fresh(&before).await;
+    let first = "op,id,tier,email,at\nU,1,gold,a@x,10\nU,2,gold,b@x,10\n";
+    let file = SourceFile::in_memory("/landing/1.csv".into(), first.into());
+    lake.load(&file, LoadOptions::default())
+        .await
+        .expect("load");
+    let text = crate::history::spec_text("history_columns = [\"tier\"]");
+    let text = format!("{text}\n[[dataset.columns]]\nname = \"region\"\ntype = \"string\"\n");
+    let spec = deltaload_core::Spec::parse(&text, "customers.toml").expect("spec");
+    let mut lake = Lake::open_spec(&root, &spec).await.expect("lake opens");
+    let second = "op,id,tier,email,at,region\nU,1,silver,a@x,20,eu\nD,2,gold,b@x,20,\n";
+    let file = SourceFile::in_memory("/landing/2.csv".into(), second.into());
+    match lake
+        .load(&file, LoadOptions::default())
+        .await
+        .expect("load")
+    {
+        LoadOutcome::Loaded(l) => assert_eq!((l.figures.opened, l.figures.closed), (1, 2)),
+        other => panic!("{other:?}"),
+    }
+    let history = TableName::History(spec.datasets[0].clone());
+    let rows =
+        deltaload_lake::table_rows(&root, &history, "id, tier, region, __start_at, __end_at");
+    assert_eq!(
+        rows.await.expect("rows"),
+        [
+            ["1", "gold", "NULL", "10", "20"],
+            ["1", "silver", "eu", "20", "NULL"],
+            ["2", "gold", "NULL", "10", "20"],
+        ]
+    );
 }

@@ -44,6 +44,9 @@ impl Spec {
                     ),
                 ));
             }
+            if let Some((table, other)) = shared_table(&datasets, &dataset) {
+                return Err(src.error(span(), format!("dataset {:?} would write table {table:?}, which is also a table of dataset {other:?}: rename one of them", dataset.name)));
+            }
             datasets.push(Arc::new(dataset));
         }
         Ok(Spec {
@@ -51,6 +54,22 @@ impl Spec {
             others: Vec::new(),
         })
     }
+}
+
+/// A table `dataset` writes that one of `others` writes too, with its dataset.
+fn shared_table(others: &[Arc<Dataset>], dataset: &Dataset) -> Option<(String, String)> {
+    let tables = |d: &Dataset| -> Vec<String> {
+        let mut t = vec![d.name.clone(), d.rejected_table(), d.tombstones_table()];
+        if d.history.is_some() {
+            t.extend([d.history_table(), d.history_log_table()]);
+        }
+        t
+    };
+    let mine = tables(dataset);
+    others.iter().find_map(|o| {
+        let theirs = tables(o);
+        (mine.iter().find(|t| theirs.contains(t))).map(|t| (t.clone(), o.name.clone()))
+    })
 }
 
 fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {

@@ -192,4 +192,23 @@ mod tests {
             assert!(e.contains(says), "{options}: {e}");
         }
     }
+
+    // `x`'s log and `log_x`'s versions would both be `history_log_x`.
+    #[test]
+    fn two_datasets_may_not_write_one_table() {
+        let one = |name: &str| {
+            format!(
+                "[[dataset]]\nname = \"{name}\"\nkeys = [\"id\"]\nsequence_by = [\"at\"]\n\
+                 history = true\n[[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+                 [[dataset.columns]]\nname = \"at\"\ntype = \"bigint\"\n"
+            )
+        };
+        let text = format!("{}{}", one("x"), one("log_x"));
+        let e = Spec::parse(&text, "p.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("table \"history_log_x\", which is also a table of dataset \"x\""),
+            "{e}"
+        );
+        assert!(Spec::parse(&format!("{}{}", one("x"), one("y")), "p.toml").is_ok());
+    }
 }

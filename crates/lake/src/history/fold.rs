@@ -62,8 +62,11 @@ pub(crate) fn fold(
     let ranks = order
         .ranks(changes)?
         .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
-    let sequences = order.sequences(changes)?.unwrap_or_else(|| ranks.clone());
-    let tracked = rows_of(changes, tracked)?;
+    // No column tracked: every upsert updates the open version.
+    let tracked = match tracked.is_empty() {
+        true => None,
+        false => Some(rows_of(changes, tracked)?),
+    };
     let deletes = changes.column(width).as_boolean();
     let mut sorted: Vec<u32> = (0..changes.num_rows() as u32).collect();
     let at = |i: &u32| *i as usize;
@@ -79,7 +82,7 @@ pub(crate) fn fold(
     };
     let rules = Rules {
         deletes,
-        tracked: &tracked,
+        tracked: tracked.as_ref(),
     };
     let mut run = 0;
     while run < sorted.len() {
@@ -90,7 +93,9 @@ pub(crate) fn fold(
         let of_key = &sorted[run..end];
         let now = rules.versions(of_key.iter().copied());
         let before = rules.versions(of_key.iter().copied().filter(|&i| !mine[at(&i)]));
-        let seq = |i: Option<u32>| i.map(|i| sequences.row(at(&i)));
+        // A version is known by the rank of the change that opened it, an
+        // end by the rank of the change that closed it.
+        let seq = |i: Option<u32>| i.map(|i| ranks.row(at(&i)));
         for v in &now {
             let was = before
                 .iter()
@@ -108,10 +113,15 @@ pub(crate) fn fold(
 /// What a change does to the versions of its key.
 struct Rules<'a> {
     deletes: &'a deltalake::arrow::array::BooleanArray,
-    tracked: &'a Rows,
+    tracked: Option<&'a Rows>,
 }
 
 impl Rules<'_> {
+    /// Whether changes `a` and `b` hold equal tracked columns.
+    fn same(&self, a: usize, b: usize) -> bool {
+        self.tracked.is_none_or(|t| t.row(a) == t.row(b))
+    }
+
     /// The versions of one key's changes, given in rank order.
     fn versions(&self, changes: impl Iterator<Item = u32>) -> Vec<Version> {
         let mut out: Vec<Version> = Vec::new();
@@ -125,7 +135,7 @@ impl Rules<'_> {
                     open = None;
                 }
                 None if delete => {}
-                Some(o) if self.tracked.row(out[o].values as usize) == self.tracked.row(i) => {
+                Some(o) if self.same(out[o].values as usize, i) => {
                     out[o].values = c;
                 }
                 _ => {

@@ -95,6 +95,27 @@ fn a_key_opens_updates_closes_and_reopens_its_versions() {
     assert_eq!(split.kept, vec![5]);
 }
 
+// With no column tracked, every upsert updates the open version.
+#[test]
+fn with_nothing_tracked_a_key_has_one_version_between_deletes() {
+    let changes = [
+        (1, 10, false, "gold", "a@x"),
+        (1, 20, false, "silver", "b@x"),
+        (1, 30, true, "", ""),
+        (1, 40, false, "gold", "a@x"),
+    ];
+    let d = dataset("");
+    let mine = [true; 4];
+    let f = fold(&d, &[], &batch(&changes), (0, &mine)).unwrap();
+    assert_eq!(
+        shown(&changes, &f),
+        vec![
+            (1, 10, Some(30), "silver", "b@x"),
+            (1, 40, None, "gold", "a@x")
+        ]
+    );
+}
+
 #[test]
 fn a_change_equal_in_rank_to_one_before_it_is_left_out() {
     // The same change twice (a file loaded again after a crash, or two

@@ -27,6 +27,16 @@ use std::sync::Arc;
 /// that two writers of one history conflict.
 const WRITER: &str = "deltaload-history";
 
+/// The same for the log: of two loads appending at once, the later runs
+/// again and finds the other's changes.
+const LOG_WRITER: &str = "deltaload-history-log";
+
+/// Commit properties naming `app` at the version after the table's.
+fn writer(app: &str, table: &deltalake::DeltaTable) -> CommitProperties {
+    let next = table.version().map_or(0, |v| v as i64 + 1);
+    CommitProperties::default().with_application_transaction(Transaction::new(app, next))
+}
+
 impl Lake {
     /// Writes file `p`'s changes into dataset `ds`'s history (nothing for
     /// a dataset that keeps none). Returns the versions opened and closed:
@@ -96,6 +106,7 @@ impl Lake {
         let url = tables.log.table_url().clone();
         tables.log = (tables.log.clone().write(vec![new]))
             .with_save_mode(SaveMode::Append)
+            .with_commit_properties(writer(LOG_WRITER, &tables.log))
             .await
             .map_err(LakeError::delta(name.as_str(), &url))?;
         Ok(())
@@ -127,9 +138,7 @@ impl Lake {
         let carried = others(&dataset, &held, touched).map_err(arrow())?;
         let all = concat_batches(&target, [&carried, &versions]).map_err(arrow())?;
         let url = tables.versions.table_url().clone();
-        let next = tables.versions.version().map_or(0, |v| v as i64 + 1);
-        let commit = CommitProperties::default()
-            .with_application_transaction(Transaction::new(WRITER, next));
+        let commit = writer(WRITER, &tables.versions);
         let written = (tables.versions.clone().write(vec![all]))
             .with_save_mode(SaveMode::Overwrite)
             .with_replace_where(range)
@@ -143,12 +152,20 @@ impl Lake {
     }
 }
 
-/// `batches` (as read back) cast to `schema`'s types, as one batch.
+/// `batches` (as read back) cast to `schema`'s types, as one batch; their
+/// columns are found by name (a column the spec added later sits last in
+/// the table).
 fn aligned(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch, ArrowError> {
     let mut cast_batches = Vec::with_capacity(batches.len());
     for b in batches {
-        let columns = (schema.fields().iter().enumerate())
-            .map(|(i, f)| cast(b.column(i), f.data_type()))
+        let columns = (schema.fields().iter())
+            .map(|f| match b.column_by_name(f.name()) {
+                Some(c) => cast(c, f.data_type()),
+                None => Err(ArrowError::SchemaError(format!(
+                    "the table has no column {:?}",
+                    f.name()
+                ))),
+            })
             .collect::<Result<Vec<_>, _>>()?;
         cast_batches.push(RecordBatch::try_new(schema.clone(), columns)?);
     }
