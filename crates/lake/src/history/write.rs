@@ -48,8 +48,8 @@ impl Lake {
         loaded_at: i64,
     ) -> Result<(u64, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        let (Some(history), Some(all), Some(tables)) =
-            (&dataset.history, &p.all, &self.sets[ds].history)
+        let (Some(history), Some(all), true) =
+            (&dataset.history, &p.all, self.sets[ds].history.is_some())
         else {
             return Ok((0, 0));
         };
@@ -57,6 +57,55 @@ impl Lake {
             return Ok((0, 0));
         }
         let label = dataset.history_table();
+        let arrow = || LakeError::arrow(&label);
+        let started = std::time::Instant::now();
+        let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
+        let (changes, from, already) = self.logged_changes(ds, p, all, loaded_at).await?;
+        let read_ms = ms(started);
+        let mine = of_file(&changes, &p.key).map_err(arrow())?;
+        let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
+        let folded_at = std::time::Instant::now();
+        let fold_ms = ms(started) - read_ms;
+        if !already && !folded.kept.is_empty() {
+            let new = take_record_batch(&changes, &UInt32Array::from(folded.kept.clone()))
+                .map_err(arrow())?;
+            self.append_log(ds, new).await?;
+        }
+        let log_ms = ms(folded_at);
+        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
+        self.replace_versions(ds, &p.changes, versions).await?;
+        tracing::debug!(
+            table = %label,
+            changes = changes.num_rows(),
+            read_ms,
+            fold_ms,
+            log_ms,
+            total_ms = ms(started),
+            opened = folded.opened,
+            closed = folded.closed,
+            "history written"
+        );
+        Ok((folded.opened, folded.closed))
+    }
+
+    /// The logged changes of the keys `p` touches, then `p`'s own (`all`,
+    /// as log rows from the returned position on) unless the log holds them
+    /// already (the third value).
+    async fn logged_changes(
+        &mut self,
+        ds: usize,
+        p: &Parsed,
+        all: &RecordBatch,
+        loaded_at: i64,
+    ) -> Result<(RecordBatch, usize, bool), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let Some(tables) = &self.sets[ds].history else {
+            return Err(LakeError::Invariant {
+                table: dataset.history_table(),
+                detail: "the history's tables are not open".into(),
+            });
+        };
+        let label = dataset.history_log_table();
         let arrow = || LakeError::arrow(&label);
         let log_name = TableName::HistoryLog(dataset.clone());
         // The newest change of each key: each touched key once.
@@ -76,24 +125,7 @@ impl Lake {
                 concat_batches(&schema, [&read, &file]).map_err(arrow())?
             }
         };
-        let mine = of_file(&changes, &p.key).map_err(arrow())?;
-        let from = read.num_rows();
-        let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
-        if !already && !folded.kept.is_empty() {
-            let new = take_record_batch(&changes, &UInt32Array::from(folded.kept.clone()))
-                .map_err(arrow())?;
-            self.append_log(ds, new).await?;
-        }
-        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
-        self.replace_versions(ds, &p.changes, versions).await?;
-        tracing::debug!(
-            table = %label,
-            changes = changes.num_rows(),
-            opened = folded.opened,
-            closed = folded.closed,
-            "history written"
-        );
-        Ok((folded.opened, folded.closed))
+        Ok((changes, read.num_rows(), already))
     }
 
     /// Appends `new` changes to dataset `ds`'s history log.
