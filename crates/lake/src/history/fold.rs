@@ -70,9 +70,18 @@ pub(crate) fn fold(
     let deletes = changes.column(width).as_boolean();
     let mut sorted: Vec<u32> = (0..changes.num_rows() as u32).collect();
     let at = |i: &u32| *i as usize;
-    sorted.sort_by(|a, b| {
-        (keys.row(at(a)), ranks.row(at(a)), a).cmp(&(keys.row(at(b)), ranks.row(at(b)), b))
-    });
+    // Unstable, the position deciding last: the same order as a stable
+    // sort. One bigint key without nulls (most keys) compares as numbers,
+    // in the row format's order.
+    let by_rank = |a: &u32, b: &u32| ranks.row(at(a)).cmp(&ranks.row(at(b))).then(a.cmp(b));
+    match bigint_key(dataset, changes) {
+        Some(k) => {
+            sorted.sort_unstable_by(|a, b| k[at(a)].cmp(&k[at(b)]).then_with(|| by_rank(a, b)))
+        }
+        None => sorted.sort_unstable_by(|a, b| {
+            (keys.row(at(a)).cmp(&keys.row(at(b)))).then_with(|| by_rank(a, b))
+        }),
+    }
     sorted.dedup_by(|b, a| {
         keys.row(at(a)) == keys.row(at(b)) && ranks.row(at(a)) == ranks.row(at(b))
     });
@@ -84,6 +93,8 @@ pub(crate) fn fold(
         deletes,
         tracked: tracked.as_ref(),
     };
+    // Reused for every key: most keys have a version or two.
+    let (mut now, mut before) = (Vec::new(), Vec::new());
     let mut run = 0;
     while run < sorted.len() {
         let mut end = run + 1;
@@ -91,8 +102,11 @@ pub(crate) fn fold(
             end += 1;
         }
         let of_key = &sorted[run..end];
-        let now = rules.versions(of_key.iter().copied());
-        let before = rules.versions(of_key.iter().copied().filter(|&i| !mine[at(&i)]));
+        rules.versions(of_key.iter().copied(), &mut now);
+        rules.versions(
+            of_key.iter().copied().filter(|&i| !mine[at(&i)]),
+            &mut before,
+        );
         // A version is known by the rank of the change that opened it, an
         // end by the rank of the change that closed it.
         let seq = |i: Option<u32>| i.map(|i| ranks.row(at(&i)));
@@ -104,10 +118,20 @@ pub(crate) fn fold(
             let moved = v.end.is_some() && was.is_none_or(|b| seq(b.end) != seq(v.end));
             out.closed += u64::from(moved);
         }
-        out.versions.extend(now);
+        out.versions.extend_from_slice(&now);
         run = end;
     }
     Ok(out)
+}
+
+/// The values of `changes`' key when it is one bigint column without nulls.
+fn bigint_key<'a>(dataset: &Dataset, changes: &'a RecordBatch) -> Option<&'a [i64]> {
+    let [only] = dataset.keys.as_slice() else {
+        return None;
+    };
+    let column = changes.column(*only);
+    let ints = column.as_primitive_opt::<deltalake::arrow::datatypes::Int64Type>()?;
+    (ints.null_count() == 0).then(|| ints.values().as_ref())
 }
 
 /// What a change does to the versions of its key.
@@ -122,9 +146,9 @@ impl Rules<'_> {
         self.tracked.is_none_or(|t| t.row(a) == t.row(b))
     }
 
-    /// The versions of one key's changes, given in rank order.
-    fn versions(&self, changes: impl Iterator<Item = u32>) -> Vec<Version> {
-        let mut out: Vec<Version> = Vec::new();
+    /// The versions of one key's changes, given in rank order, into `out`.
+    fn versions(&self, changes: impl Iterator<Item = u32>, out: &mut Vec<Version>) {
+        out.clear();
         let mut open: Option<usize> = None;
         for c in changes {
             let i = c as usize;
@@ -151,7 +175,6 @@ impl Rules<'_> {
                 }
             }
         }
-        out
     }
 }
 
