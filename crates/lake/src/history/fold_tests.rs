@@ -1,14 +1,20 @@
 use super::*;
-use deltalake::arrow::array::{BooleanArray, Int64Array, StringArray};
+use deltalake::arrow::array::{BooleanArray, Int32Array, Int64Array, StringArray};
 use deltaload_core::Spec;
 use std::sync::Arc;
 
 fn dataset(tracked: &str) -> Arc<Dataset> {
+    typed(tracked, "bigint")
+}
+
+/// The dataset with an `id` of type `key` (`int`: compared in the row
+/// format, not as numbers).
+fn typed(tracked: &str, key: &str) -> Arc<Dataset> {
     let text = format!(
         "[[dataset]]\nname = \"p\"\nkeys = [\"id\"]\nsequence_by = [\"at\"]\n\
          history = true\n{tracked}\n\
          delete_when = {{ column = \"op\", in = [\"D\"] }}\n\
-         [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+         [[dataset.columns]]\nname = \"id\"\ntype = \"{key}\"\n\
          [[dataset.columns]]\nname = \"tier\"\ntype = \"string\"\n\
          [[dataset.columns]]\nname = \"email\"\ntype = \"string\"\n\
          [[dataset.columns]]\nname = \"at\"\ntype = \"bigint\"\n"
@@ -20,10 +26,19 @@ fn dataset(tracked: &str) -> Arc<Dataset> {
 type Change = (i64, i64, bool, &'static str, &'static str);
 
 fn batch(changes: &[Change]) -> RecordBatch {
-    let d = dataset("");
-    let schema = deltaload_ingest::changes_schema(&d);
+    batch_of(&dataset(""), changes)
+}
+
+fn batch_of(d: &Dataset, changes: &[Change]) -> RecordBatch {
+    let schema = deltaload_ingest::changes_schema(d);
+    let ids: deltalake::arrow::array::ArrayRef = match schema.field(0).data_type() {
+        deltalake::arrow::datatypes::DataType::Int32 => Arc::new(Int32Array::from_iter_values(
+            changes.iter().map(|c| c.0 as i32),
+        )),
+        _ => Arc::new(Int64Array::from_iter_values(changes.iter().map(|c| c.0))),
+    };
     let columns: Vec<deltalake::arrow::array::ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(changes.iter().map(|c| c.0))),
+        ids,
         Arc::new(StringArray::from_iter_values(changes.iter().map(|c| c.3))),
         Arc::new(StringArray::from_iter_values(changes.iter().map(|c| c.4))),
         Arc::new(Int64Array::from_iter_values(changes.iter().map(|c| c.1))),
@@ -156,6 +171,11 @@ fn any_order_of_the_changes_folds_to_the_same_versions() {
             &changes,
             &folded("history_columns = [\"tier\"]", &changes, n),
         );
+        // An int key is sorted in the row format, a bigint as numbers.
+        let int = typed("history_columns = [\"tier\"]", "int");
+        let mine = vec![true; n];
+        let by_rows = fold(&int, &[1], &batch_of(&int, &changes), (0, &mine)).unwrap();
+        assert_eq!(shown(&changes, &by_rows), first, "case {case}, int key");
         for _ in 0..4 {
             for i in (1..n).rev() {
                 changes.swap(i, next(&mut state, i as u64 + 1) as usize);
