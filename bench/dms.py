@@ -124,6 +124,24 @@ def measure(binary, work, cases, repeat):
     return figures
 
 
+def prepare(doc, name, extra=()):
+    """Parses the options every bench takes (--bin, --work, --repeat) and
+    `extra` ((flag, keyword arguments) pairs) for the script whose
+    docstring is `doc`; returns the options, the binary's path, the
+    script's folder `--work`/`name` (created) and the large scenario's two
+    files."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
+    ap.add_argument("--work", default="/tmp/deltaload-bench")
+    ap.add_argument("--repeat", type=int, default=5)
+    for flag, kwargs in extra:
+        ap.add_argument(flag, **kwargs)
+    args = ap.parse_args()
+    work = os.path.join(args.work, name)
+    os.makedirs(work, exist_ok=True)
+    return args, os.path.abspath(args.bin), work, data(args.work)
+
+
 def as_dms(src, dst, op):
     """`src` without its header, each line with `op` first (none: as it is)."""
     with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as out:
@@ -133,15 +151,7 @@ def as_dms(src, dst, op):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
-    ap.add_argument("--work", default="/tmp/deltaload-bench")
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
-    work = os.path.join(args.work, "dms")
-    os.makedirs(work, exist_ok=True)
-    initial, changes = data(args.work)
+    args, binary, work, (initial, changes) = prepare(__doc__, "dms")
     feed = os.path.join(work, "feed")
     os.makedirs(feed, exist_ok=True)
     load_file = os.path.join(feed, "LOAD00000001.csv")

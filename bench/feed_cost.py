@@ -17,7 +17,6 @@ history = true (every column but the key and updated_at tracked).
 
   bench/feed_cost.py [--bin PATH] [--work DIR] [--repeat N] [--copy-on-write] [--history]
 """
-import argparse
 import glob
 import json
 import os
@@ -25,7 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, data, measure, print_medians, table_rows  # noqa: E402
+from dms import COLUMNS, measure, print_medians, prepare, table_rows  # noqa: E402
 
 SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 
@@ -51,17 +50,10 @@ def feed_counts(lake):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
-    ap.add_argument("--work", default="/tmp/deltaload-bench")
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--copy-on-write", action="store_true", help="without merge_on_read")
-    ap.add_argument("--history", action="store_true", help="also a dataset with history = true")
-    args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
-    work = os.path.join(args.work, "feed")
-    os.makedirs(work, exist_ok=True)
-    initial, changes = data(args.work)
+    args, binary, work, (initial, changes) = prepare(__doc__, "feed", [
+        ("--copy-on-write", {"action": "store_true", "help": "without merge_on_read"}),
+        ("--history", {"action": "store_true", "help": "also a dataset with history = true"}),
+    ])
     mor = "" if args.copy_on_write else "merge_on_read = true\n"
     extras = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
     if args.history:

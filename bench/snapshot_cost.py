@@ -16,7 +16,6 @@ peak MiB per dataset and the ratio snapshot/changes.
 
   bench/snapshot_cost.py [--bin PATH] [--work DIR] [--repeat N]
 """
-import argparse
 import csv
 import os
 import shutil
@@ -24,7 +23,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, data, measure, print_medians  # noqa: E402
+from dms import COLUMNS, measure, print_medians, prepare  # noqa: E402
 
 CHANGES = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 SNAPSHOT = ('[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nmode = "snapshot"\n'
@@ -61,15 +60,7 @@ def exports(work, initial, changes):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "deltaload"))
-    ap.add_argument("--work", default="/tmp/deltaload-bench")
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
-    binary = os.path.abspath(args.bin)
-    work = os.path.join(args.work, "snapshot")
-    os.makedirs(work, exist_ok=True)
-    initial, changes = data(args.work)
+    args, binary, work, (initial, changes) = prepare(__doc__, "snapshot")
     day1, day2 = exports(work, initial, changes)
     cases = {}
     for name, (spec_text, setup, measured) in (("changes", (CHANGES, initial, changes)),

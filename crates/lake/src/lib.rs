@@ -316,6 +316,15 @@ impl Lake {
     }
 }
 
+/// A pseudo-random number below `n`: a fixed sequence per `state` (tests).
+#[cfg(test)]
+pub(crate) fn test_random(state: &mut u64, n: u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 33) % n
+}
+
 /// A lake in a new temporary directory holding the datasets of spec `text`
 /// (tests); the directory goes when the first value is dropped.
 #[cfg(test)]

@@ -50,10 +50,14 @@ pub fn read_changes(
         .iter()
         .map(|b| b.column(width).as_boolean().true_count() as u64)
         .sum();
-    let mut newest = newest_of(dataset, &ingested.batches)?;
+    // A history keeps every change: the batches are joined once for both.
     let mut all = match dataset.history {
         Some(_) => Some(concat(dataset, &ingested.batches)?),
         None => None,
+    };
+    let mut newest = match &all {
+        Some(all) => newest_of(dataset, std::slice::from_ref(all))?,
+        None => newest_of(dataset, &ingested.batches)?,
     };
     if let Some(rank) = rank {
         newest = in_feed(dataset, newest, &rank, 0)?;
@@ -271,13 +275,7 @@ impl ReadFile for Parsed {
 mod tests {
     use super::*;
 
-    /// A pseudo-random number below `n` (a fixed sequence per `state`).
-    fn next(state: &mut u64, n: u64) -> u64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (*state >> 33) % n
-    }
+    use crate::test_random as next;
 
     // Changes cut into batches anywhere (as a large file's are, and a
     // spilled file's pieces) give the newest changes of the same changes in

@@ -4,7 +4,7 @@
 
 use super::check::{optional, resolve};
 use super::parse::{RawDataset, Source};
-use super::{Column, SpecError};
+use super::{Column, Dataset, SpecError};
 
 /// A dataset that keeps the versions of its keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,18 @@ pub const START_AT: &str = "__start_at";
 /// (null: the key's current version).
 pub const END_AT: &str = "__end_at";
 
+impl Dataset {
+    /// The table of versions (`history = true`).
+    pub fn history_table(&self) -> String {
+        format!("history_{}", self.name)
+    }
+
+    /// The table of every change a history was made of (`history = true`).
+    pub fn history_log_table(&self) -> String {
+        format!("history_log_{}", self.name)
+    }
+}
+
 /// The columns of a dataset that a version's start and values leave out
 /// of what it tracks.
 pub(super) struct Roles<'a> {
@@ -32,27 +44,14 @@ pub(super) struct Roles<'a> {
 }
 
 /// The options of changes a history dataset cannot take: a version holds
-/// whole rows, so a change must carry its row whole.
-fn partial_updates(d: &RawDataset) -> Option<(&'static str, std::ops::Range<usize>)> {
-    let spans = [
-        (
-            "ignore_null_updates",
-            d.ignore_null_updates.as_ref().map(|v| v.span()),
-        ),
-        (
-            "update_columns",
-            d.update_columns.as_ref().map(|v| v.span()),
-        ),
-        (
-            "except_columns",
-            d.except_columns.as_ref().map(|v| v.span()),
-        ),
-        ("mode", d.mode.as_ref().map(|v| v.span())),
-    ];
-    spans
-        .into_iter()
-        .find_map(|(name, span)| span.map(|s| (name, s)))
-}
+/// whole rows, so a change must carry its row whole (and `mode`, unless
+/// it says "changes").
+const PARTIAL_ROWS: [&str; 4] = [
+    "ignore_null_updates",
+    "update_columns",
+    "except_columns",
+    "mode",
+];
 
 /// The checked `history`, `history_columns` and `history_except_columns`:
 /// `None` for a dataset that keeps no history.
@@ -84,7 +83,7 @@ pub(super) fn history(
             ),
         ));
     }
-    if let Some((option, s)) = partial_updates(d) {
+    if let Some((option, s)) = d.first_set(&PARTIAL_ROWS) {
         let why = match option {
             "mode" => "history is kept of a dataset of changes".to_string(),
             _ => format!("{option} makes changes that carry part of a row, and a version holds its row whole"),

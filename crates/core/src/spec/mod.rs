@@ -239,16 +239,6 @@ impl Dataset {
         format!("tombstones_{}", self.name)
     }
 
-    /// The table of versions (`history = true`).
-    pub fn history_table(&self) -> String {
-        format!("history_{}", self.name)
-    }
-
-    /// The table of every change a history was made of (`history = true`).
-    pub fn history_log_table(&self) -> String {
-        format!("history_log_{}", self.name)
-    }
-
     /// A row's key values.
     pub fn key_of(&self, row: &[Value]) -> Vec<Value> {
         self.keys.iter().map(|&i| row[i].clone()).collect()

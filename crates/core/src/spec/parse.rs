@@ -86,6 +86,33 @@ pub(crate) struct RawDataset {
     pub columns: Vec<Spanned<RawColumn>>,
 }
 
+impl RawDataset {
+    /// The first of `options` (names of dataset options a mode refuses)
+    /// that the spec sets, with where it sets it.
+    pub(crate) fn first_set(
+        &self,
+        options: &[&'static str],
+    ) -> Option<(&'static str, Range<usize>)> {
+        options.iter().find_map(|&option| {
+            let span = match option {
+                "delete_when" => self.delete_when.as_ref().map(Spanned::span),
+                "preset" => self.preset.as_ref().map(Spanned::span),
+                "ignore_null_updates" => self.ignore_null_updates.as_ref().map(Spanned::span),
+                "tie_break" => self.tie_break.as_ref().map(Spanned::span),
+                "update_columns" => self.update_columns.as_ref().map(Spanned::span),
+                "except_columns" => self.except_columns.as_ref().map(Spanned::span),
+                "partition_by" => self.partition_by.as_ref().map(Spanned::span),
+                "mode" => self.mode.as_ref().map(Spanned::span),
+                other => {
+                    debug_assert!(false, "option {other} is not one first_set knows");
+                    None
+                }
+            };
+            span.map(|s| (option, s))
+        })
+    }
+}
+
 /// `ignore_null_updates`: `true`, `false`, or the columns it applies to.
 #[derive(Debug)]
 pub(crate) enum RawIgnoreNulls {

@@ -57,29 +57,15 @@ pub fn key_date(location: &str, format: &str) -> Option<i64> {
 }
 
 /// The options a snapshot dataset cannot take: its files hold rows, not changes.
-fn changes_only(d: &RawDataset) -> Option<(&'static str, std::ops::Range<usize>)> {
-    let spans = [
-        ("delete_when", d.delete_when.as_ref().map(|v| v.span())),
-        ("preset", d.preset.as_ref().map(|v| v.span())),
-        (
-            "ignore_null_updates",
-            d.ignore_null_updates.as_ref().map(|v| v.span()),
-        ),
-        ("tie_break", d.tie_break.as_ref().map(|v| v.span())),
-        (
-            "update_columns",
-            d.update_columns.as_ref().map(|v| v.span()),
-        ),
-        (
-            "except_columns",
-            d.except_columns.as_ref().map(|v| v.span()),
-        ),
-        ("partition_by", d.partition_by.as_ref().map(|v| v.span())),
-    ];
-    spans
-        .into_iter()
-        .find_map(|(name, span)| span.map(|s| (name, s)))
-}
+const CHANGES_ONLY: [&str; 7] = [
+    "delete_when",
+    "preset",
+    "ignore_null_updates",
+    "tie_break",
+    "update_columns",
+    "except_columns",
+    "partition_by",
+];
 
 /// The checked `mode`, `snapshot_scope` and `snapshot_key_date`: `None` for
 /// a dataset of changes.
@@ -113,7 +99,7 @@ pub(super) fn snapshot(
             None => Ok(None),
         };
     }
-    if let Some((option, span)) = changes_only(d) {
+    if let Some((option, span)) = d.first_set(&CHANGES_ONLY) {
         return Err(err(span, format!("dataset {name:?} has mode = \"snapshot\": {option} applies to a dataset of changes; remove it")));
     }
     let scope = optional(&d.snapshot_scope, |n| {

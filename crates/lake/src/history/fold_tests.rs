@@ -142,13 +142,7 @@ fn a_change_equal_in_rank_to_one_before_it_is_left_out() {
     assert_eq!((f.opened, f.closed), (0, 0));
 }
 
-/// A pseudo-random number below `n` (a fixed sequence per `state`).
-fn next(state: &mut u64, n: u64) -> u64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 33) % n
-}
+use crate::test_random as next;
 
 // Any order of the same changes folds to the same versions: 200 random
 // sets of up to 12 changes of 3 keys, each folded in 4 shuffled orders.

@@ -60,15 +60,15 @@ impl Lake {
         let arrow = || LakeError::arrow(&label);
         let started = std::time::Instant::now();
         let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
-        let (changes, from, already) = self.logged_changes(ds, p, all, loaded_at).await?;
+        let (changes, from, mine) = self.logged_changes(ds, p, all, loaded_at).await?;
         let read_ms = ms(started);
-        let mine = of_file(&changes, &p.key).map_err(arrow())?;
         let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
         let folded_at = std::time::Instant::now();
         let fold_ms = ms(started) - read_ms;
-        if !already && !folded.kept.is_empty() {
-            let new = take_record_batch(&changes, &UInt32Array::from(folded.kept.clone()))
-                .map_err(arrow())?;
+        // Nothing is kept of a file the log holds already: no row is past `from`.
+        if !folded.kept.is_empty() {
+            let new =
+                take_record_batch(&changes, &UInt32Array::from(folded.kept)).map_err(arrow())?;
             self.append_log(ds, new).await?;
         }
         let log_ms = ms(folded_at);
@@ -90,14 +90,14 @@ impl Lake {
 
     /// The logged changes of the keys `p` touches, then `p`'s own (`all`,
     /// as log rows from the returned position on) unless the log holds them
-    /// already (the third value).
+    /// already; and which rows are of `p`'s file version.
     async fn logged_changes(
         &mut self,
         ds: usize,
         p: &Parsed,
         all: &RecordBatch,
         loaded_at: i64,
-    ) -> Result<(RecordBatch, usize, bool), LakeError> {
+    ) -> Result<(RecordBatch, usize, Vec<bool>), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let Some(tables) = &self.sets[ds].history else {
             return Err(LakeError::Invariant {
@@ -117,15 +117,15 @@ impl Lake {
             .await?;
         let schema = log_schema(&dataset);
         let read = aligned(&schema, &read).map_err(arrow())?;
-        let already = of_file(&read, &p.key).map_err(arrow())?.contains(&true);
-        let changes = match already {
-            true => read.clone(),
-            false => {
-                let file = logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?;
-                concat_batches(&schema, [&read, &file]).map_err(arrow())?
-            }
-        };
-        Ok((changes, read.num_rows(), already))
+        let from = read.num_rows();
+        let mut mine = of_file(&read, &p.key).map_err(arrow())?;
+        if mine.contains(&true) {
+            return Ok((read, from, mine));
+        }
+        let file = logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?;
+        mine.resize(from + file.num_rows(), true);
+        let changes = concat_batches(&schema, [&read, &file]).map_err(arrow())?;
+        Ok((changes, from, mine))
     }
 
     /// Appends `new` changes to dataset `ds`'s history log.
