@@ -371,6 +371,18 @@ async fn every_reader_reads_a_history_of_every_column_type_as_deltaload() {
     }
 }
 
+/// A merge-on-read dataset's history is written as its table is: the
+/// versions a later file changes are marked deleted in deletion vectors.
+#[tokio::test(flavor = "multi_thread")]
+async fn sql_readers_read_a_merge_on_read_history_through_deletion_vectors() {
+    let w = things("history = true\nmerge_on_read = true");
+    let history = TableName::History(w.dataset.clone());
+    let rows = assert_every_reader_reads_as_deltaload(&w, &history, true).await;
+    assert!(rows["rows"].as_array().unwrap().len() >= 3, "{rows}");
+    let log = TableName::HistoryLog(w.dataset.clone());
+    assert_every_reader_reads_as_deltaload(&w, &log, false).await;
+}
+
 /// The tables beside a dataset's are read alike: its rejects and tombstones,
 /// the ledger and the reconciliation.
 #[tokio::test(flavor = "multi_thread")]

@@ -13,6 +13,7 @@
 //! once conflict, and the later one's round runs again on the newer log.
 
 mod fold;
+mod marked;
 mod write;
 
 use crate::error::LakeError;

@@ -25,16 +25,21 @@ use std::sync::Arc;
 
 /// The application transaction every commit of a history carries, so
 /// that two writers of one history conflict.
-const WRITER: &str = "deltaload-history";
+pub(super) const WRITER: &str = "deltaload-history";
 
 /// The same for the log: of two loads appending at once, the later runs
 /// again and finds the other's changes.
 const LOG_WRITER: &str = "deltaload-history-log";
 
+/// The application transaction `app` at the version after the table's.
+pub(super) fn next_of(app: &str, table: &deltalake::DeltaTable) -> Transaction {
+    let next = table.version().map_or(0, |v| v as i64 + 1);
+    Transaction::new(app, next)
+}
+
 /// Commit properties naming `app` at the version after the table's.
 fn writer(app: &str, table: &deltalake::DeltaTable) -> CommitProperties {
-    let next = table.version().map_or(0, |v| v as i64 + 1);
-    CommitProperties::default().with_application_transaction(Transaction::new(app, next))
+    CommitProperties::default().with_application_transaction(next_of(app, table))
 }
 
 impl Lake {
@@ -73,13 +78,18 @@ impl Lake {
         }
         let log_ms = ms(folded_at);
         let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
-        self.replace_versions(ds, &p.changes, versions).await?;
+        let marked = dataset.merge_on_read
+            && (self.mark_versions(ds, &p.changes, versions.clone(), &p.key)).await?;
+        if !marked {
+            self.replace_versions(ds, &p.changes, versions).await?;
+        }
         tracing::debug!(
             table = %label,
             changes = changes.num_rows(),
             read_ms,
             fold_ms,
             log_ms,
+            marked,
             total_ms = ms(started),
             opened = folded.opened,
             closed = folded.closed,
@@ -187,7 +197,10 @@ impl Lake {
 /// `batches` (as read back) cast to `schema`'s types, as one batch; their
 /// columns are found by name (a column the spec added later sits last in
 /// the table).
-fn aligned(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch, ArrowError> {
+pub(super) fn aligned(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<RecordBatch, ArrowError> {
     let mut cast_batches = Vec::with_capacity(batches.len());
     for b in batches {
         let columns = (schema.fields().iter())

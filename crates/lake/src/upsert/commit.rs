@@ -33,6 +33,8 @@ pub(crate) struct Replacement {
     /// What the upsert read, for the conflict check (`None`: the whole table).
     pub predicate: Option<deltalake::datafusion::prelude::Expr>,
     pub metadata: serde_json::Value,
+    /// The application transaction the commit records (`None`: none).
+    pub app: Option<deltalake::kernel::Transaction>,
 }
 
 /// Writes the new files (at most `file_bytes` each) and commits them with the
@@ -91,8 +93,11 @@ pub(crate) async fn commit(
         not_matched_predicates: Vec::new(),
         not_matched_by_source_predicates: Vec::new(),
     };
-    let properties = CommitProperties::default()
+    let mut properties = CommitProperties::default()
         .with_metadata([(crate::merge::COMMIT_KEY.to_string(), replacement.metadata)]);
+    if let Some(app) = replacement.app {
+        properties = properties.with_application_transaction(app);
+    }
     let done = CommitBuilder::from(properties)
         .with_actions(actions)
         .build(Some(snapshot), table.log_store(), operation)
@@ -267,6 +272,7 @@ mod tests {
             cdc: Vec::new(),
             predicate: Some(predicate),
             metadata: serde_json::json!({}),
+            app: None,
         };
         let mark = mark.map(str::to_string);
         let (table, _) = commit(table, replacement, (8 << 20, mark), "orders").await?;

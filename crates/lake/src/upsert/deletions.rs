@@ -75,11 +75,19 @@ impl Lake {
     /// once: readers without deletion vector support can no longer read it).
     pub(crate) async fn enable_deletion_vectors(&mut self, ds: usize) -> Result<(), LakeError> {
         let set = &mut self.sets[ds];
-        let label = set.dataset.name.clone();
-        if crate::table::property(&set.target, &label, ENABLE)?.is_some_and(|v| v == "true") {
-            return Ok(());
-        }
-        tracing::info!(table = %label, "enabling deletion vectors for merge_on_read");
-        crate::table::set_property(&mut set.target, &label, ENABLE, "true").await
+        allow_deletion_vectors(&mut set.target, &set.dataset.name).await
     }
+}
+
+/// Lets `table` hold deletion vectors (a protocol upgrade, once: readers
+/// without deletion vector support can no longer read it).
+pub(crate) async fn allow_deletion_vectors(
+    table: &mut deltalake::DeltaTable,
+    label: &str,
+) -> Result<(), LakeError> {
+    if crate::table::property(table, label, ENABLE)?.is_some_and(|v| v == "true") {
+        return Ok(());
+    }
+    tracing::info!(table = %label, "enabling deletion vectors for merge_on_read");
+    crate::table::set_property(table, label, ENABLE, "true").await
 }

@@ -40,12 +40,13 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
 pub(crate) use aligned::{align, positions};
-pub(crate) use commit::write_files;
+pub(crate) use commit::{commit, write_files, Replacement};
+pub(crate) use deletions::{allow_deletion_vectors, marked};
 use deltaload_core::MergeCounts;
 use deltaload_engine::{Action, Met};
 pub(crate) use feed::ENABLE as CHANGE_DATA_FEED;
-pub(crate) use files::{candidates, unsupported, KeyBounds, TargetFile};
-pub(crate) use read::read_columns;
+pub(crate) use files::{candidates, delta_error, stats_prefix, unsupported, KeyBounds, TargetFile};
+pub(crate) use read::{read_columns, read_files};
 pub use rewrite::REWRITE_GROUP_BYTES;
 pub(crate) use sliced::InMemory;
 
@@ -217,6 +218,7 @@ impl Lake {
             cdc,
             predicate: None,
             metadata: serde_json::Value::Null,
+            app: None,
         };
         Ok((replacement, groups))
     }

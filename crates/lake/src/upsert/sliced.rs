@@ -228,6 +228,7 @@ impl Lake {
             cdc,
             predicate: span.and_then(|s| s.span_predicate(&shape.key)),
             metadata: metadata(files, counts),
+            app: None,
         };
         let version = self
             .commit_keyed(ds, replacement, stats, (&label, what))
