@@ -58,7 +58,10 @@ pub(crate) fn fold(
     let width = dataset.columns.len();
     let position: Vec<usize> = (0..width).collect();
     let order = Order::new(dataset, &changes.schema(), &position, Some(width))?;
-    let keys = order.keys(changes)?;
+    let keys = match bigint_key(dataset, changes) {
+        Some(ints) => Keys::Ints(ints),
+        None => Keys::Rows(order.keys(changes)?),
+    };
     let ranks = order
         .ranks(changes)?
         .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
@@ -68,23 +71,8 @@ pub(crate) fn fold(
         false => Some(rows_of(changes, tracked)?),
     };
     let deletes = changes.column(width).as_boolean();
-    let mut sorted: Vec<u32> = (0..changes.num_rows() as u32).collect();
+    let sorted = ordered(&keys, &ranks, changes.num_rows());
     let at = |i: &u32| *i as usize;
-    // Unstable, the position deciding last: the same order as a stable
-    // sort. One bigint key without nulls (most keys) compares as numbers,
-    // in the row format's order.
-    let by_rank = |a: &u32, b: &u32| ranks.row(at(a)).cmp(&ranks.row(at(b))).then(a.cmp(b));
-    match bigint_key(dataset, changes) {
-        Some(k) => {
-            sorted.sort_unstable_by(|a, b| k[at(a)].cmp(&k[at(b)]).then_with(|| by_rank(a, b)))
-        }
-        None => sorted.sort_unstable_by(|a, b| {
-            (keys.row(at(a)).cmp(&keys.row(at(b)))).then_with(|| by_rank(a, b))
-        }),
-    }
-    sorted.dedup_by(|b, a| {
-        keys.row(at(a)) == keys.row(at(b)) && ranks.row(at(a)) == ranks.row(at(b))
-    });
     let mut out = Folded {
         kept: sorted.iter().copied().filter(|&i| at(&i) >= from).collect(),
         ..Folded::default()
@@ -97,10 +85,7 @@ pub(crate) fn fold(
     let (mut now, mut before) = (Vec::new(), Vec::new());
     let mut run = 0;
     while run < sorted.len() {
-        let mut end = run + 1;
-        while end < sorted.len() && keys.row(at(&sorted[run])) == keys.row(at(&sorted[end])) {
-            end += 1;
-        }
+        let end = keys.run_end(&sorted, run);
         let of_key = &sorted[run..end];
         rules.versions(of_key.iter().copied(), &mut now);
         rules.versions(
@@ -132,6 +117,66 @@ fn bigint_key<'a>(dataset: &Dataset, changes: &'a RecordBatch) -> Option<&'a [i6
     let column = changes.column(*only);
     let ints = column.as_primitive_opt::<deltalake::arrow::datatypes::Int64Type>()?;
     (ints.null_count() == 0).then(|| ints.values().as_ref())
+}
+
+/// The changes' keys: one bigint column without nulls (most keys) compared
+/// as numbers, any other in the row format; the same order.
+enum Keys<'a> {
+    Ints(&'a [i64]),
+    Rows(Rows),
+}
+
+impl Keys<'_> {
+    fn cmp(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        let (a, b) = (a as usize, b as usize);
+        match self {
+            Self::Ints(k) => k[a].cmp(&k[b]),
+            Self::Rows(r) => r.row(a).cmp(&r.row(b)),
+        }
+    }
+
+    fn eq(&self, a: u32, b: u32) -> bool {
+        self.cmp(a, b).is_eq()
+    }
+
+    /// Where the run of `sorted[start]`'s key ends in `sorted` (key order).
+    fn run_end(&self, sorted: &[u32], start: usize) -> usize {
+        let mut end = start + 1;
+        while end < sorted.len() && self.eq(sorted[start], sorted[end]) {
+            end += 1;
+        }
+        end
+    }
+}
+
+/// The positions of `n` changes in key order, then rank order, then
+/// position; of equal key and rank, the first only. Keys are sorted first,
+/// then each key's few changes by rank.
+fn ordered(keys: &Keys, ranks: &Rows, n: usize) -> Vec<u32> {
+    let mut sorted: Vec<u32> = match keys {
+        Keys::Ints(k) => {
+            // Pairs sort in sequential memory: a change's key is looked up once.
+            let mut pairs: Vec<(i64, u32)> = (0..n as u32).map(|i| (k[i as usize], i)).collect();
+            pairs.sort_unstable();
+            pairs.into_iter().map(|(_, i)| i).collect()
+        }
+        Keys::Rows(_) => {
+            let mut sorted: Vec<u32> = (0..n as u32).collect();
+            sorted.sort_unstable_by(|a, b| keys.cmp(*a, *b).then(a.cmp(b)));
+            sorted
+        }
+    };
+    let rank = |i: u32| ranks.row(i as usize);
+    let mut run = 0;
+    while run < sorted.len() {
+        let end = keys.run_end(&sorted, run);
+        if end - run > 1 {
+            sorted[run..end].sort_unstable_by(|a, b| rank(*a).cmp(&rank(*b)).then(a.cmp(b)));
+        }
+        run = end;
+    }
+    sorted.dedup_by(|b, a| keys.eq(*a, *b) && rank(*a) == rank(*b));
+    sorted
 }
 
 /// What a change does to the versions of its key.

@@ -12,13 +12,16 @@ use crate::schema::TableName;
 use crate::snapshot::rows_of;
 use crate::upsert::{candidates, delta_error, read_files, stats_prefix, KeyBounds, TargetFile};
 use crate::Lake;
-use deltalake::arrow::array::RecordBatch;
+use deltalake::arrow::array::{Array, AsArray, RecordBatch};
+use deltalake::arrow::datatypes::Int64Type;
 use deltalake::arrow::datatypes::SchemaRef;
+use deltalake::arrow::error::ArrowError;
 use deltalake::DeltaTable;
 use deltaload_core::Dataset;
 use deltaload_flow::FileKey;
 use futures::StreamExt;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 impl Lake {
     /// Puts `versions` (in key order) in place of every version of the keys
@@ -101,22 +104,170 @@ async fn touched_rows(
         .map(|&k| schema.index_of(&dataset.columns[k].name))
         .collect::<Result<Vec<usize>, _>>()
         .map_err(arrow())?;
-    let keys = rows_of(touched, &dataset.keys).map_err(arrow())?;
-    let gone: HashSet<&[u8]> = (0..touched.num_rows())
-        .map(|i| keys.row(i).data())
-        .collect();
-    let all: Vec<usize> = (0..wanted.len()).collect();
+    let keys = Touched::of(dataset, touched).map_err(arrow())?;
     let store = table.object_store();
     let mut reads = read_files(store, files.iter(), schema, &wanted, label);
     let mut changed = Vec::with_capacity(files.len());
     while let Some(file) = reads.next().await {
         let file = file?;
-        let found = rows_of(&file.batch, &all).map_err(arrow())?;
-        let positions = (0..file.batch.num_rows() as u32)
-            .filter(|&r| gone.contains(found.row(r as usize).data()))
-            .map(|r| file.physical(r))
-            .collect();
+        let held = keys.held(&file.batch).map_err(arrow())?;
+        let positions = held.into_iter().map(|r| file.physical(r)).collect();
         changed.push((file.rows, positions));
     }
     Ok(changed)
+}
+
+/// The keys a file touches: one bigint column (most keys) as numbers, any
+/// other in the row format.
+enum Touched {
+    Ints(HashSet<i64, BuildHasherDefault<Spread>>),
+    Rows(HashSet<Box<[u8]>>),
+}
+
+impl Touched {
+    /// The keys of `touched` (the dataset's columns).
+    fn of(dataset: &Dataset, touched: &RecordBatch) -> Result<Self, ArrowError> {
+        if let [only] = dataset.keys.as_slice() {
+            if let Some(ints) = touched.column(*only).as_primitive_opt::<Int64Type>() {
+                return Ok(Self::Ints(ints.iter().flatten().collect()));
+            }
+        }
+        let rows = rows_of(touched, &dataset.keys)?;
+        Ok(Self::Rows(rows.iter().map(|r| r.data().into()).collect()))
+    }
+
+    /// The rows of `batch` (of the key columns only) whose key is touched.
+    fn held(&self, batch: &RecordBatch) -> Result<Vec<u32>, ArrowError> {
+        let n = batch.num_rows() as u32;
+        match self {
+            Self::Ints(set) => {
+                let ints = (batch.column(0).as_primitive_opt::<Int64Type>()).ok_or_else(|| {
+                    ArrowError::SchemaError("the history's key column is not a bigint".into())
+                })?;
+                Ok((0..n)
+                    .filter(|&r| ints.is_valid(r as usize))
+                    .filter(|&r| set.contains(&ints.value(r as usize)))
+                    .collect())
+            }
+            Self::Rows(set) => {
+                let all: Vec<usize> = (0..batch.num_columns()).collect();
+                let found = rows_of(batch, &all)?;
+                Ok((0..n)
+                    .filter(|&r| set.contains(found.row(r as usize).data()))
+                    .collect())
+            }
+        }
+    }
+}
+
+/// A hash of numbers that spreads them with one multiplication (the
+/// standard hasher, built against collisions an attacker makes, is several
+/// times slower; keys here are the table's own).
+#[derive(Default)]
+struct Spread(u64);
+
+impl Hasher for Spread {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b) ^ self.0.rotate_left(8));
+        }
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        let x = (i ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+
+    fn write_i64(&mut self, i: i64) {
+        self.write_u64(i as u64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::{ArrayRef, Int32Array, Int64Array, StringArray};
+    use deltaload_core::Spec;
+    use std::sync::Arc;
+
+    /// A dataset keyed by `id` of type `key` and `region`, or `id` alone.
+    fn dataset(key: &str, composite: bool) -> Arc<Dataset> {
+        let keys = match composite {
+            true => "[\"id\", \"region\"]",
+            false => "[\"id\"]",
+        };
+        let text = format!(
+            "[[dataset]]\nname = \"p\"\nkeys = {keys}\nsequence_by = [\"at\"]\n\
+             [[dataset.columns]]\nname = \"id\"\ntype = \"{key}\"\n\
+             [[dataset.columns]]\nname = \"region\"\ntype = \"string\"\n\
+             [[dataset.columns]]\nname = \"at\"\ntype = \"bigint\"\n"
+        );
+        Spec::parse(&text, "p.toml").unwrap().datasets.remove(0)
+    }
+
+    fn ids(key: &str, values: &[i64]) -> ArrayRef {
+        match key {
+            "int" => Arc::new(Int32Array::from_iter_values(
+                values.iter().map(|&v| v as i32),
+            )),
+            _ => Arc::new(Int64Array::from_iter_values(values.iter().copied())),
+        }
+    }
+
+    /// A batch of `id`, `region` (and `at`, when `with_at`).
+    fn rows(key: &str, keys: &[(i64, &str)], with_at: bool) -> RecordBatch {
+        let values: Vec<i64> = keys.iter().map(|k| k.0).collect();
+        let mut columns = vec![
+            ("id", ids(key, &values)),
+            (
+                "region",
+                Arc::new(StringArray::from_iter_values(keys.iter().map(|k| k.1))) as ArrayRef,
+            ),
+        ];
+        if with_at {
+            columns.push((
+                "at",
+                Arc::new(Int64Array::from(vec![0; keys.len()])) as ArrayRef,
+            ));
+        }
+        RecordBatch::try_from_iter(columns).unwrap()
+    }
+
+    /// The history's rows of the touched keys are found whatever the key:
+    /// a bigint as numbers, an int and a composite key in the row format.
+    #[test]
+    fn the_rows_of_the_touched_keys_are_found_for_every_key_shape() {
+        let table = [
+            (1, "eu"),
+            (2, "eu"),
+            (3, "us"),
+            (2, "us"),
+            (1, "eu"),
+            (9, "eu"),
+        ];
+        for (key, composite, want) in [
+            ("bigint", false, vec![0, 1, 3, 4]),
+            ("int", false, vec![0, 1, 3, 4]),
+            ("bigint", true, vec![0, 1, 4]),
+        ] {
+            let d = dataset(key, composite);
+            let touched = rows(key, &[(2, "eu"), (1, "eu"), (7, "eu")], true);
+            let keys = Touched::of(&d, &touched).unwrap();
+            assert_eq!(
+                matches!(keys, Touched::Ints(_)),
+                key == "bigint" && !composite
+            );
+            let width = d.keys.len();
+            let held = rows(key, &table, false).project(&(0..width).collect::<Vec<_>>());
+            assert_eq!(
+                keys.held(&held.unwrap()).unwrap(),
+                want,
+                "{key} {composite}"
+            );
+        }
+    }
 }

@@ -126,15 +126,18 @@ impl Lake {
             .keyed_rows(&dataset, &tables.log, &log_name, keys)
             .await?;
         let schema = log_schema(&dataset);
-        let read = aligned(&schema, &read).map_err(arrow())?;
-        let from = read.num_rows();
-        let mut mine = of_file(&read, &p.key).map_err(arrow())?;
-        if mine.contains(&true) {
-            return Ok((read, from, mine));
+        let mut read = by_name(&schema, &read).map_err(arrow())?;
+        let from = read.iter().map(RecordBatch::num_rows).sum();
+        let mut mine = Vec::with_capacity(from + all.num_rows());
+        for batch in &read {
+            mine.extend(of_file(batch, &p.key).map_err(arrow())?);
         }
-        let file = logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?;
-        mine.resize(from + file.num_rows(), true);
-        let changes = concat_batches(&schema, [&read, &file]).map_err(arrow())?;
+        if !mine.contains(&true) {
+            read.push(logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?);
+            mine.resize(from + all.num_rows(), true);
+        }
+        // One copy of the log's rows and the file's into the fold's batch.
+        let changes = concat_batches(&schema, &read).map_err(arrow())?;
         Ok((changes, from, mine))
     }
 
@@ -201,7 +204,12 @@ pub(super) fn aligned(
     schema: &SchemaRef,
     batches: &[RecordBatch],
 ) -> Result<RecordBatch, ArrowError> {
-    let mut cast_batches = Vec::with_capacity(batches.len());
+    concat_batches(schema, &by_name(schema, batches)?)
+}
+
+/// `batches` cast to `schema`'s types, each column found by name.
+fn by_name(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<RecordBatch>, ArrowError> {
+    let mut cast_batches = Vec::with_capacity(batches.len() + 1);
     for b in batches {
         let columns = (schema.fields().iter())
             .map(|f| match b.column_by_name(f.name()) {
@@ -214,7 +222,7 @@ pub(super) fn aligned(
             .collect::<Result<Vec<_>, _>>()?;
         cast_batches.push(RecordBatch::try_new(schema.clone(), columns)?);
     }
-    concat_batches(schema, &cast_batches)
+    Ok(cast_batches)
 }
 
 /// Which rows of `changes` (of the log's schema) came from file version `key`.
