@@ -16,6 +16,7 @@ import time
 import boto3
 from botocore.exceptions import ClientError
 
+ATTEMPTS = 3
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "infra", "template.yaml")
 
 
@@ -56,6 +57,21 @@ def main():
     if body.count(local_code) != 1:
         sys.exit(f"{TEMPLATE}: expected one line {local_code!r} (the function's local code path)")
     body = body.replace(local_code, "      CodeUri: s3://deltaload-not-deployed/bootstrap.zip\n")
+    # LocalStack's CloudFormation now and then fails a stack under load with no
+    # resource to blame (CREATE_FAILED, reason None), and cannot delete a stack of
+    # this template: the stack is created again under a new name (NAME-2, ...)
+    # with the same parameters, at most ATTEMPTS times in all, each failure
+    # reported on stderr. A template that is wrong fails every attempt.
+    for attempt in range(1, ATTEMPTS + 1):
+        failure = create(cfn, name if attempt == 1 else f"{name}-{attempt}", body, params)
+        if failure is None:
+            return
+        print(f"attempt {attempt} of {ATTEMPTS}: {failure}", file=sys.stderr)
+    sys.exit(failure)
+
+
+def create(cfn, name, body, params):
+    """Creates the stack and prints its outputs; else returns why it failed."""
     cfn.create_stack(
         StackName=name,
         TemplateBody=body,
@@ -68,12 +84,13 @@ def main():
         status = stack["StackStatus"]
         if status == "CREATE_COMPLETE":
             print(json.dumps(outputs(stack)))
-            return
+            return None
         if not status.endswith("IN_PROGRESS") or time.monotonic() > deadline:
             events = cfn.describe_stack_events(StackName=name)["StackEvents"]
-            reasons = [f'{e["LogicalResourceId"]}: {e.get("ResourceStatusReason")}'
-                       for e in events if "FAILED" in e.get("ResourceStatus", "")]
-            sys.exit(f"stack {name} ended {status}: " + "; ".join(reasons))
+            reasons = [f'{e["LogicalResourceId"]} {e.get("ResourceStatus")}: {e.get("ResourceStatusReason")}'
+                       for e in events if "COMPLETE" not in e.get("ResourceStatus", "")]
+            return (f"stack {name} ended {status} ({stack.get('StackStatusReason')}): "
+                    + "; ".join(reasons))
         time.sleep(0.2)
 
 
