@@ -58,8 +58,9 @@ pub(crate) fn fold(
     let width = dataset.columns.len();
     let position: Vec<usize> = (0..width).collect();
     let order = Order::new(dataset, &changes.schema(), &position, Some(width))?;
-    let keys = match bigint_key(dataset, changes) {
-        Some(ints) => Keys::Ints(ints),
+    let ints = super::bigint_key(dataset, changes).filter(|ints| ints.null_count() == 0);
+    let keys = match ints {
+        Some(ints) => Keys::Ints(ints.values().as_ref()),
         None => Keys::Rows(order.keys(changes)?),
     };
     let ranks = order
@@ -107,16 +108,6 @@ pub(crate) fn fold(
         run = end;
     }
     Ok(out)
-}
-
-/// The values of `changes`' key when it is one bigint column without nulls.
-fn bigint_key<'a>(dataset: &Dataset, changes: &'a RecordBatch) -> Option<&'a [i64]> {
-    let [only] = dataset.keys.as_slice() else {
-        return None;
-    };
-    let column = changes.column(*only);
-    let ints = column.as_primitive_opt::<deltalake::arrow::datatypes::Int64Type>()?;
-    (ints.null_count() == 0).then(|| ints.values().as_ref())
 }
 
 /// The changes' keys: one bigint column without nulls (most keys) compared

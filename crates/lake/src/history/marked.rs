@@ -119,25 +119,23 @@ async fn touched_rows(
 
 /// The keys a file touches: one bigint column (most keys) as numbers, any
 /// other in the row format.
-enum Touched {
+pub(super) enum Touched {
     Ints(HashSet<i64, BuildHasherDefault<Spread>>),
     Rows(HashSet<Box<[u8]>>),
 }
 
 impl Touched {
     /// The keys of `touched` (the dataset's columns).
-    fn of(dataset: &Dataset, touched: &RecordBatch) -> Result<Self, ArrowError> {
-        if let [only] = dataset.keys.as_slice() {
-            if let Some(ints) = touched.column(*only).as_primitive_opt::<Int64Type>() {
-                return Ok(Self::Ints(ints.iter().flatten().collect()));
-            }
+    pub(super) fn of(dataset: &Dataset, touched: &RecordBatch) -> Result<Self, ArrowError> {
+        if let Some(ints) = super::bigint_key(dataset, touched) {
+            return Ok(Self::Ints(ints.iter().flatten().collect()));
         }
         let rows = rows_of(touched, &dataset.keys)?;
         Ok(Self::Rows(rows.iter().map(|r| r.data().into()).collect()))
     }
 
     /// The rows of `batch` (of the key columns only) whose key is touched.
-    fn held(&self, batch: &RecordBatch) -> Result<Vec<u32>, ArrowError> {
+    pub(super) fn held(&self, batch: &RecordBatch) -> Result<Vec<u32>, ArrowError> {
         let n = batch.num_rows() as u32;
         match self {
             Self::Ints(set) => {
@@ -164,7 +162,7 @@ impl Touched {
 /// standard hasher, built against collisions an attacker makes, is several
 /// times slower; keys here are the table's own).
 #[derive(Default)]
-struct Spread(u64);
+pub(super) struct Spread(u64);
 
 impl Hasher for Spread {
     fn finish(&self) -> u64 {

@@ -19,7 +19,8 @@ mod write;
 use crate::error::LakeError;
 use crate::location::LakeRoot;
 use crate::schema::{arrow_type, TableName};
-use deltalake::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use deltalake::arrow::array::{AsArray, Int64Array, RecordBatch};
+use deltalake::arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
 use deltalake::DeltaTable;
 use deltaload_core::spec::{END_AT, START_AT};
 use deltaload_core::Dataset;
@@ -55,6 +56,15 @@ impl HistoryTables {
         crate::table::refresh(&mut self.versions, &TableName::History(dataset.clone())).await?;
         crate::table::refresh(&mut self.log, &TableName::HistoryLog(dataset.clone())).await
     }
+}
+
+/// The values of `batch`'s column of the key when the key is one bigint
+/// column (most keys): compared as numbers, not in the row format.
+fn bigint_key<'a>(dataset: &Dataset, batch: &'a RecordBatch) -> Option<&'a Int64Array> {
+    let [only] = dataset.keys.as_slice() else {
+        return None;
+    };
+    batch.column(*only).as_primitive_opt::<Int64Type>()
 }
 
 /// The type of `__start_at` and `__end_at`: the first sequence column's.

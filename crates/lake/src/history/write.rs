@@ -3,6 +3,7 @@
 //! in place of theirs, in one commit of the history table.
 
 use super::fold::{fold, Version};
+use super::marked::Touched;
 use super::{log_schema, schema, DELETED};
 use crate::error::LakeError;
 use crate::parsed::Parsed;
@@ -20,7 +21,6 @@ use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
 use deltaload_core::{ColumnType, Dataset};
 use deltaload_flow::FileKey;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// The application transaction every commit of a history carries, so
@@ -314,13 +314,14 @@ fn others(
     held: &RecordBatch,
     touched: &RecordBatch,
 ) -> Result<RecordBatch, ArrowError> {
-    let keys = crate::snapshot::rows_of(touched, &dataset.keys)?;
-    let gone: HashSet<&[u8]> = (0..touched.num_rows())
-        .map(|i| keys.row(i).data())
-        .collect();
-    let found = crate::snapshot::rows_of(held, &dataset.keys)?;
+    let keys = held.project(&dataset.keys)?;
+    // In ascending order: walked once beside every row.
+    let mut inside = Touched::of(dataset, touched)?
+        .held(&keys)?
+        .into_iter()
+        .peekable();
     let kept: UInt32Array = (0..held.num_rows() as u32)
-        .filter(|&i| !gone.contains(found.row(i as usize).data()))
+        .filter(|r| inside.next_if_eq(r).is_none())
         .map(Some)
         .collect();
     take_record_batch(held, &kept)
