@@ -48,6 +48,7 @@ mod refusals;
 mod rejects;
 mod show;
 mod snapshot_cases;
+mod snapshot_history;
 mod snapshots;
 mod storage_faults;
 mod sweep;

@@ -42,7 +42,7 @@ type = "date"
 /// The ways a snapshot dataset is declared: whole-table snapshots ordered
 /// by the key's date, on copy-on-write; per-region snapshots on
 /// merge-on-read with the change data feed; whole-table snapshots ordered
-/// by a column.
+/// by a column, with history.
 fn variants() -> [(&'static str, Spec, Shape); 3] {
     let by_key = "snapshot_key_date = \"dt=%Y-%m-%d\"";
     [
@@ -53,8 +53,8 @@ fn variants() -> [(&'static str, Spec, Shape); 3] {
             Shape { scoped: true, dated: false },
         ),
         (
-            "whole, column",
-            spec("sequence_by = [\"exported_on\"]"),
+            "whole, column, history",
+            spec("sequence_by = [\"exported_on\"]\nhistory = true"),
             Shape { scoped: false, dated: true },
         ),
     ]
@@ -64,7 +64,7 @@ fn variants() -> [(&'static str, Spec, Shape); 3] {
 type Day = Vec<Option<&'static str>>;
 
 /// An id's region: a key stays in its scope.
-fn region(id: usize) -> &'static str {
+pub(crate) fn region(id: usize) -> &'static str {
     ["eu", "us"][id % 2]
 }
 
@@ -82,7 +82,7 @@ struct Shape {
 pub(crate) struct Export {
     day: usize,
     region: Option<&'static str>,
-    rows: Vec<(usize, &'static str)>,
+    pub(crate) rows: Vec<(usize, &'static str)>,
     dated: bool,
 }
 
@@ -98,13 +98,21 @@ impl Export {
         }
     }
 
+    /// The same, with the day's date in every row.
+    pub(crate) fn dated(day: usize, rows: &[(usize, &'static str)]) -> Self {
+        Self {
+            dated: true,
+            ..Self::whole(day, rows)
+        }
+    }
+
     pub(crate) fn location(&self) -> String {
         let part = self.region.unwrap_or("all");
         format!("/landing/dt=2026-12-{:02}/{part}.csv", self.day + 1)
     }
 
     /// The `exported_on` of its rows.
-    fn exported_on(&self) -> String {
+    pub(crate) fn exported_on(&self) -> String {
         format!("2026-12-{:02}", if self.dated { self.day + 1 } else { 1 })
     }
 
@@ -221,8 +229,10 @@ pub(crate) async fn follow(
     let table = TableName::Target(spec.datasets[0].clone());
     let rows = || deltaload_lake::table_rows(&root, &table, COLUMNS);
     let mut loaded: Vec<&Export> = Vec::new();
+    let mut applied: Vec<&Export> = Vec::new();
     let mut retired = 0;
     let mut before = rows().await.expect("rows");
+    let mut versions = Vec::new();
     for &i in order {
         let e = &files[i];
         let file = SourceFile::in_memory(e.location(), e.csv());
@@ -241,8 +251,18 @@ pub(crate) async fn follow(
                 if superseded {
                     prop_assert_eq!(&after, &before, "an older snapshot changed the table");
                     prop_assert_eq!(f.stale, f.loaded, "an older snapshot's rows are all stale");
+                } else {
+                    applied.push(e);
                 }
                 retired += f.retired;
+                if spec.datasets[0].history.is_some() {
+                    let now = crate::snapshot_history::versions(&root, spec).await;
+                    let figures = crate::snapshot_history::changed(&versions, &now);
+                    prop_assert_eq!((f.opened, f.closed), figures, "{}", e.location());
+                    let model = crate::snapshot_history::model(&applied);
+                    prop_assert_eq!(&now, &model, "the history of {}", e.location());
+                    versions = now;
+                }
             }
             LoadOutcome::Skipped { .. } => prop_assert_eq!(&after, &before),
             LoadOutcome::Refused(m) => prop_assert!(false, "refused: {}", m.problem),

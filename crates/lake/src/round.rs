@@ -45,11 +45,18 @@ impl Lake {
         // The history first (its writes can run again): a load stopped
         // after the table's commit finds it written. Recovered files too,
         // for their figures.
+        let dataset = self.sets[ds].dataset.clone();
         let mut versions = Vec::with_capacity(parsed.len());
         for p in parsed {
-            versions.push(self.write_history(ds, p, loaded_at).await?);
+            // A snapshot's history is written after its commit (found again here).
+            let written = match recovered.get(&p.key) {
+                Some(c) if dataset.snapshot.is_some() => {
+                    (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?
+                }
+                _ => self.write_history(ds, p, loaded_at).await?,
+            };
+            versions.push(written);
         }
-        let dataset = self.sets[ds].dataset.clone();
         let tombstones = dataset.keeps_tombstones();
         match pending.as_slice() {
             [] if !tombstones => {}
@@ -85,13 +92,17 @@ impl Lake {
             None => c,
         };
         Ok((counts.into_iter().zip(was_recovered).zip(versions))
-            .map(|((counts, recovered), (opened, closed))| Merged {
-                counts: MergeCounts {
-                    opened,
-                    closed,
-                    ..snapshot(counts.unwrap_or_default())
-                },
-                recovered,
+            .map(|((counts, recovered), (opened, closed))| {
+                // A snapshot's versions come with its commit's counts.
+                let counts = snapshot(counts.unwrap_or_default());
+                Merged {
+                    counts: MergeCounts {
+                        opened: opened + counts.opened,
+                        closed: closed + counts.closed,
+                        ..counts
+                    },
+                    recovered,
+                }
             })
             .collect())
     }

@@ -1,6 +1,6 @@
-//! History (SCD type 2, `history = true`): a dataset of changes that also
-//! keeps every version of each key in `history_<name>`, with the sequence
-//! that opened and closed it.
+//! History (SCD type 2, `history = true`): a dataset (of changes, or of
+//! snapshots ordered by a column) that also keeps every version of each key
+//! in `history_<name>`, with the sequence that opened and closed it.
 
 use super::check::{optional, resolve};
 use super::parse::{RawDataset, Source};
@@ -44,14 +44,8 @@ pub(super) struct Roles<'a> {
 }
 
 /// The options of changes a history dataset cannot take: a version holds
-/// whole rows, so a change must carry its row whole (and `mode`, unless
-/// it says "changes").
-const PARTIAL_ROWS: [&str; 4] = [
-    "ignore_null_updates",
-    "update_columns",
-    "except_columns",
-    "mode",
-];
+/// whole rows, so a change must carry its row whole.
+const PARTIAL_ROWS: [&str; 3] = ["ignore_null_updates", "update_columns", "except_columns"];
 
 /// The checked `history`, `history_columns` and `history_except_columns`:
 /// `None` for a dataset that keeps no history.
@@ -84,18 +78,10 @@ pub(super) fn history(
         ));
     }
     if let Some((option, s)) = d.first_set(&PARTIAL_ROWS) {
-        let why = match option {
-            "mode" => "history is kept of a dataset of changes".to_string(),
-            _ => format!("{option} makes changes that carry part of a row, and a version holds its row whole"),
-        };
-        if option != "mode" || d.mode.as_ref().is_some_and(|m| m.get_ref() != "changes") {
-            return Err(err(
-                s,
-                format!(
-                    "dataset {name:?} has history = true: {why}; remove {option} or the history"
-                ),
-            ));
-        }
+        return Err(err(
+            s,
+            format!("dataset {name:?} has history = true: {option} makes changes that carry part of a row, and a version holds its row whole; remove {option} or the history"),
+        ));
     }
     let Roles {
         keys,
@@ -103,7 +89,11 @@ pub(super) fn history(
         generated,
     } = roles;
     if sequence_by.is_empty() {
-        return Err(err(span, format!("dataset {name:?} has history = true but no sequence: a version opens and closes at a change's sequence, so add sequence_by (or a preset, whose files give the order)")));
+        let add = match d.snapshot_key_date.is_some() {
+            true => "order its snapshots by a sequence column (sequence_by = [\"exported_on\"]) instead of snapshot_key_date",
+            false => "add sequence_by (or a preset, whose files give the order)",
+        };
+        return Err(err(span, format!("dataset {name:?} has history = true but no sequence: a version opens and closes at a change's sequence, so {add}")));
     }
     // By default every column but the keys, the sequence and the columns
     // deltaload fills tracks: a row sent again with a new sequence alone
@@ -159,6 +149,8 @@ mod tests {
                 .tracked,
             vec![1, 2]
         );
+        let of_snapshots = format!("{on}\nmode = \"snapshot\"");
+        assert_eq!(tracked(&of_snapshots).unwrap().tracked, vec![1, 2]);
         assert_eq!(tracked("sequence_by = [\"at\"]"), None);
         let refused = [
             ("history = true", "no sequence"),
@@ -181,8 +173,8 @@ mod tests {
                 "remove update_columns",
             ),
             (
-                "history = true\nmode = \"snapshot\"\nsequence_by = [\"at\"]",
-                "history is kept of a dataset of changes",
+                "history = true\nmode = \"snapshot\"\nsnapshot_key_date = \"%Y%m%d\"",
+                "instead of snapshot_key_date",
             ),
             ("history_columns = [\"tier\"]", "add history = true"),
         ];

@@ -42,20 +42,50 @@ fn writer(app: &str, table: &deltalake::DeltaTable) -> CommitProperties {
     CommitProperties::default().with_application_transaction(next_of(app, table))
 }
 
+/// A file's changes as the history takes them.
+pub(crate) struct FileChanges<'a> {
+    /// The file version.
+    pub key: &'a FileKey,
+    /// The newest change of each key it touches.
+    pub touched: &'a RecordBatch,
+    /// Every change (of `deltaload_ingest::changes_schema`).
+    pub all: &'a RecordBatch,
+}
+
 impl Lake {
     /// Writes file `p`'s changes into dataset `ds`'s history (nothing for
-    /// a dataset that keeps none). Returns the versions opened and closed:
-    /// the history of the touched keys with the file against without it.
+    /// a dataset that keeps none, nor for a snapshot, whose changes are
+    /// known once held against the table: [`Lake::write_changes_history`]).
+    /// Returns the versions opened and closed.
     pub(crate) async fn write_history(
         &mut self,
         ds: usize,
         p: &Parsed,
         loaded_at: i64,
     ) -> Result<(u64, u64), LakeError> {
+        let (Some(all), None) = (&p.all, &self.sets[ds].dataset.snapshot) else {
+            return Ok((0, 0));
+        };
+        let changes = FileChanges {
+            key: &p.key,
+            touched: &p.changes,
+            all,
+        };
+        self.write_changes_history(ds, changes, loaded_at).await
+    }
+
+    /// Writes a file's `changes` into dataset `ds`'s history (nothing for
+    /// a dataset that keeps none). Returns the versions opened and closed:
+    /// the history of the touched keys with the file against without it.
+    pub(crate) async fn write_changes_history(
+        &mut self,
+        ds: usize,
+        p: FileChanges<'_>,
+        loaded_at: i64,
+    ) -> Result<(u64, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        let (Some(history), Some(all), true) =
-            (&dataset.history, &p.all, self.sets[ds].history.is_some())
-        else {
+        let all = p.all;
+        let (Some(history), true) = (&dataset.history, self.sets[ds].history.is_some()) else {
             return Ok((0, 0));
         };
         if all.num_rows() == 0 {
@@ -65,7 +95,7 @@ impl Lake {
         let arrow = || LakeError::arrow(&label);
         let started = std::time::Instant::now();
         let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
-        let (changes, from, mine) = self.logged_changes(ds, p, all, loaded_at).await?;
+        let (changes, from, mine) = self.logged_changes(ds, &p, loaded_at).await?;
         let read_ms = ms(started);
         let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
         let folded_at = std::time::Instant::now();
@@ -79,9 +109,9 @@ impl Lake {
         let log_ms = ms(folded_at);
         let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
         let marked = dataset.merge_on_read
-            && (self.mark_versions(ds, &p.changes, versions.clone(), &p.key)).await?;
+            && (self.mark_versions(ds, p.touched, versions.clone(), p.key)).await?;
         if !marked {
-            self.replace_versions(ds, &p.changes, versions).await?;
+            self.replace_versions(ds, p.touched, versions).await?;
         }
         tracing::debug!(
             table = %label,
@@ -104,8 +134,7 @@ impl Lake {
     async fn logged_changes(
         &mut self,
         ds: usize,
-        p: &Parsed,
-        all: &RecordBatch,
+        p: &FileChanges<'_>,
         loaded_at: i64,
     ) -> Result<(RecordBatch, usize, Vec<bool>), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
@@ -120,7 +149,7 @@ impl Lake {
         let log_name = TableName::HistoryLog(dataset.clone());
         // The newest change of each key: each touched key once.
         let keys: Vec<ArrayRef> = (dataset.keys.iter())
-            .map(|&k| p.changes.column(k).clone())
+            .map(|&k| p.touched.column(k).clone())
             .collect();
         let read = self
             .keyed_rows(&dataset, &tables.log, &log_name, keys)
@@ -128,13 +157,13 @@ impl Lake {
         let schema = log_schema(&dataset);
         let mut read = by_name(&schema, &read).map_err(arrow())?;
         let from = read.iter().map(RecordBatch::num_rows).sum();
-        let mut mine = Vec::with_capacity(from + all.num_rows());
+        let mut mine = Vec::with_capacity(from + p.all.num_rows());
         for batch in &read {
-            mine.extend(of_file(batch, &p.key).map_err(arrow())?);
+            mine.extend(of_file(batch, p.key).map_err(arrow())?);
         }
         if !mine.contains(&true) {
-            read.push(logged(&dataset, all, &p.key, loaded_at).map_err(arrow())?);
-            mine.resize(from + all.num_rows(), true);
+            read.push(logged(&dataset, p.all, p.key, loaded_at).map_err(arrow())?);
+            mine.resize(from + p.all.num_rows(), true);
         }
         // One copy of the log's rows and the file's into the fold's batch.
         let changes = concat_batches(&schema, &read).map_err(arrow())?;

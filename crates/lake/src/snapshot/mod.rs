@@ -7,6 +7,7 @@
 //! the keyed upsert, so two snapshots committing at once conflict.
 
 mod diff;
+mod history;
 mod marks;
 
 use crate::changes::Changes;
@@ -20,6 +21,7 @@ use deltalake::arrow::compute::{cast, concat_batches};
 use deltalake::arrow::datatypes::{DataType, Int64Type};
 use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::prelude::{lit, Expr};
+use deltalake::DeltaTable;
 use deltaload_core::{key_date, Dataset, MergeCounts, Snapshot, SnapshotOrder};
 pub(crate) use diff::rows_of;
 pub(crate) use marks::MARKS_PROPERTY;
@@ -59,6 +61,18 @@ fn sequence(snapshot: &Snapshot, p: &Parsed, label: &str) -> Result<Option<i64>,
     }
 }
 
+/// A snapshot held against its table.
+struct Held {
+    /// The snapshot's sequence.
+    at: i64,
+    /// What it changes.
+    diff: diff::Diff,
+    /// The marks to commit, when it applies in some scope.
+    mark: Option<String>,
+    /// Whether they are newer than the table's.
+    renewed: bool,
+}
+
 /// The figures of a snapshot's commit: what the upsert deleted, the
 /// snapshot retired (its files hold no deletes).
 pub(crate) fn retired(counts: MergeCounts) -> MergeCounts {
@@ -78,27 +92,55 @@ impl Lake {
         p: &Parsed,
         loaded_at: i64,
     ) -> Result<MergeCounts, LakeError> {
+        let label = self.sets[ds].dataset.name.clone();
+        if let Some(reason) = self.merge_reason(ds)? {
+            return Err(LakeError::Invariant {
+                table: label,
+                detail: format!(
+                    "a snapshot dataset's table is written by deltaload's keyed upsert, which \
+                     cannot write this one: {reason}"
+                ),
+            });
+        }
+        let Some(held) = self.hold(ds, p, &self.sets[ds].target).await? else {
+            return Ok(MergeCounts::default());
+        };
+        // Only a snapshot that applies changes rows, and so the history.
+        let history = (held.mark.is_some()).then(|| held.diff.changes.clone());
+        let changes = held.diff.changes;
+        let mut counts =
+            (self.upsert_snapshot(ds, p, changes, (held.mark, held.renewed), loaded_at)).await?;
+        if let Some(changes) = history {
+            (counts.opened, counts.closed) = self
+                .snapshot_history(ds, p, changes, held.at, loaded_at)
+                .await?;
+        }
+        Ok(counts)
+    }
+
+    /// The snapshot `p` held against `table` (dataset `ds`'s table, at its
+    /// latest version or an earlier one): `None` for a snapshot without rows.
+    async fn hold(
+        &self,
+        ds: usize,
+        p: &Parsed,
+        table: &DeltaTable,
+    ) -> Result<Option<Held>, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let label = dataset.name.clone();
         let Some(snapshot) = dataset.snapshot.clone() else {
-            return Ok(MergeCounts::default());
+            return Ok(None);
         };
         let invariant = |detail: String| LakeError::Invariant {
             table: label.clone(),
             detail,
         };
-        if let Some(reason) = self.merge_reason(ds)? {
-            return Err(invariant(format!(
-                "a snapshot dataset's table is written by deltaload's keyed upsert, which \
-                 cannot write this one: {reason}"
-            )));
-        }
         let Some(at) = sequence(&snapshot, p, &label)? else {
             tracing::warn!(file = %p.key.location, "the snapshot has no row, so no sequence: it changes nothing");
-            return Ok(MergeCounts::default());
+            return Ok(None);
         };
         let order = snapshot.order_name(&dataset.columns);
-        let text = crate::table::property(&self.sets[ds].target, &label, MARKS_PROPERTY)?;
+        let text = crate::table::property(table, &label, MARKS_PROPERTY)?;
         let mut marks = Marks::read(text.as_deref(), &order).map_err(invariant)?;
         let before = marks.clone();
         let kept = admitted(&snapshot, p, &mut marks, at).map_err(LakeError::arrow(&label))?;
@@ -106,7 +148,7 @@ impl Lake {
         let rows = diff::take_rows(&p.changes, kept.as_deref().unwrap_or_default())
             .map_err(LakeError::arrow(&label))?;
         let held = match applies {
-            true => self.held_rows(ds, &rows).await?,
+            true => self.held_rows(ds, &rows, table).await?,
             // Older in every scope: no row of the table is compared.
             false => (rows.project(&(0..dataset.columns.len()).collect::<Vec<_>>()))
                 .map_err(LakeError::arrow(&label))?,
@@ -129,10 +171,12 @@ impl Lake {
         );
         // Every commit of a snapshot that applies carries the marks, so it
         // conflicts with any other snapshot's commit, even at an equal sequence.
-        let mark = applies.then(|| marks.text());
-        let renewed = marks != before;
-        self.upsert_snapshot(ds, p, diff.changes, (mark, renewed), loaded_at)
-            .await
+        Ok(Some(Held {
+            at,
+            diff,
+            mark: applies.then(|| marks.text()),
+            renewed: marks != before,
+        }))
     }
 
     /// Upserts a snapshot's `changes` with its `mark` in the commit; with
@@ -175,12 +219,16 @@ impl Lake {
 
     /// The table's rows in the scopes of the snapshot's `rows`, cast to
     /// their types.
-    async fn held_rows(&self, ds: usize, rows: &RecordBatch) -> Result<RecordBatch, LakeError> {
+    async fn held_rows(
+        &self,
+        ds: usize,
+        rows: &RecordBatch,
+        table: &DeltaTable,
+    ) -> Result<RecordBatch, LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let label = dataset.name.clone();
         let width = dataset.columns.len();
         let names = dataset.column_names();
-        let table = &self.sets[ds].target;
         let name = TableName::Target(dataset.clone());
         let arrow = || LakeError::arrow(&label);
         let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
