@@ -97,9 +97,11 @@ impl Picks {
     /// The output's first `width` columns, picked from `sources`, sorted by
     /// the key columns `keys` (so the files written from it hold disjoint key
     /// ranges and a later load touches few of them). `updated[i]`: where
-    /// column `i` of an updated row comes from. Each column is the sources' column concatenated
-    /// then gathered once (both vectorised; a row-by-row interleave of many
-    /// sources is several times slower on text).
+    /// column `i` of an updated row comes from. Each column is the sources'
+    /// column concatenated then gathered once (both vectorised; a row-by-row
+    /// interleave of many sources is several times slower on text), or,
+    /// when the picked rows come in few long runs of one source, each run
+    /// gathered from its source and the runs concatenated.
     pub fn assemble(
         self,
         sources: &[&RecordBatch],
@@ -156,20 +158,82 @@ impl Picks {
                 .collect()
         });
         let (kept, set) = (permuted(&self.kept), permuted(&self.set));
+        let runs = (Runs::of(&self.kept, order), Runs::of(&self.set, order));
         (0..width)
             .map(|i| {
-                let pooled = pool(sources, i)?;
+                // Column `i` of every source, concatenated once if a pick needs it.
+                let mut pooled: Option<ArrayRef> = None;
+                let mut pick = |runs: &Option<Runs>, indices: &UInt32Array| {
+                    if let Some(runs) = runs {
+                        return runs.take(sources, i);
+                    }
+                    let all = match &pooled {
+                        Some(all) => all.clone(),
+                        None => pooled.insert(pool(sources, i)?).clone(),
+                    };
+                    take(all.as_ref(), indices, None)
+                };
                 match updated[i] {
-                    Take::Kept => take(pooled.as_ref(), &kept, None),
-                    Take::Set => take(pooled.as_ref(), &set, None),
+                    Take::Kept => pick(&runs.0, &kept),
+                    Take::Set => pick(&runs.1, &set),
                     Take::SetUnlessNull => {
-                        let set = take(pooled.as_ref(), &set, None)?;
-                        let kept = take(pooled.as_ref(), &kept, None)?;
+                        let set = pick(&runs.1, &set)?;
+                        let kept = pick(&runs.0, &kept)?;
                         set_unless_null(&set, &kept, whole.as_ref())
                     }
                 }
             })
             .collect()
+    }
+}
+
+/// Picked rows in runs of one source each: (source, its rows), gathered
+/// a run at a time and concatenated, when the runs are few and long (a
+/// change data feed's rows, picked file by file); `None` otherwise, and
+/// the sources' columns are concatenated whole and gathered at once.
+struct Runs(Vec<(usize, UInt32Array)>);
+
+impl Runs {
+    /// Below this many runs, or this many rows a run on average, they are
+    /// worth gathering one at a time.
+    const FEW: usize = 64;
+    const LONG: usize = 1024;
+
+    /// The runs of `picks` in `order`.
+    fn of(picks: &[(usize, usize)], order: &[u32]) -> Option<Self> {
+        let mut runs: Vec<(usize, Vec<u32>)> = Vec::new();
+        let most = Self::FEW.max(order.len() / Self::LONG);
+        for &o in order {
+            let (source, row) = *picks.get(o as usize)?;
+            if let Some((_, rows)) = runs.last_mut().filter(|(last, _)| *last == source) {
+                rows.push(row as u32);
+                continue;
+            }
+            if runs.len() == most {
+                return None;
+            }
+            runs.push((source, vec![row as u32]));
+        }
+        let runs = runs
+            .into_iter()
+            .map(|(s, rows)| (s, UInt32Array::from(rows)));
+        Some(Self(runs.collect())).filter(|r| !r.0.is_empty())
+    }
+
+    /// Column `i` of the picked rows.
+    fn take(&self, sources: &[&RecordBatch], i: usize) -> Result<ArrayRef, ArrowError> {
+        let pieces = (self.0.iter())
+            .map(|(s, rows)| match sources.get(*s) {
+                Some(source) => take(source.column(i).as_ref(), rows, None),
+                None => Err(ArrowError::ComputeError(format!(
+                    "no source {s} to pick from"
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        match pieces.as_slice() {
+            [one] => Ok(one.clone()),
+            _ => concat(&pieces.iter().map(|p| p.as_ref()).collect::<Vec<_>>()),
+        }
     }
 }
 

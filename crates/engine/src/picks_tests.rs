@@ -150,3 +150,53 @@ fn rows_in_order_come_as_picked_with_updates_assembled() {
     let expected = ["c", "b", "B", "c", "N"].map(|n| Some(n.to_string()));
     assert_eq!(names, expected);
 }
+
+/// Picks in few long runs of one source are gathered run by run, picks in
+/// many short runs from the sources' columns concatenated: each gives the
+/// rows picked, updates with their set and kept columns.
+#[test]
+fn runs_and_pooled_gathers_give_the_rows_picked() {
+    let source = |from: i64| {
+        let ids: Vec<i64> = (from..from + 3000).collect();
+        let texts: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+        batch(
+            ids,
+            texts
+                .iter()
+                .map(|t| (t.len() % 3 != 0).then_some(t.as_str()))
+                .collect(),
+        )
+    };
+    let sources = [source(0), source(10_000), source(20_000)];
+    let refs: Vec<&RecordBatch> = sources.iter().collect();
+    let all: Vec<u32> = (0..3000).collect();
+    let hits: Vec<(u32, u32, Action)> = (0..3000).map(|r| (r, 2999 - r, Action::Update)).collect();
+    let mut long = Picks::default();
+    long.rows(0, &all[..2000]);
+    long.rows(1, &all[500..]);
+    long.updates(1, 2, &hits);
+    let mut short = Picks::default();
+    for r in 0..3000u32 {
+        short.rows(r as usize % 3, &[r]);
+        short.updates(1, 2, &[(r, 2999 - r, Action::Update)]);
+    }
+    for (name, picks, runs) in [("long", long, true), ("short", short, false)] {
+        let identity: Vec<u32> = (0..picks.kept.len() as u32).collect();
+        assert_eq!(Runs::of(&picks.kept, &identity).is_some(), runs, "{name}");
+        assert_eq!(Runs::of(&picks.set, &identity).is_some(), runs, "{name}");
+        let expected = |picks: &[(usize, usize)], column: usize| -> Vec<String> {
+            (picks.iter())
+                .map(|&(s, r)| format!("{:?}", sources[s].column(column).slice(r, 1)))
+                .collect()
+        };
+        let (ids, names) = (expected(&picks.kept, 0), expected(&picks.set, 1));
+        let out = picks.in_order(&refs, 2, &[Take::Kept, Take::Set]).unwrap();
+        let got = |column: &ArrayRef| -> Vec<String> {
+            (0..column.len())
+                .map(|r| format!("{:?}", column.slice(r, 1)))
+                .collect()
+        };
+        assert_eq!(got(&out[0]), ids, "{name}");
+        assert_eq!(got(&out[1]), names, "{name}");
+    }
+}
