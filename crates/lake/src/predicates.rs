@@ -22,6 +22,14 @@ pub(crate) fn column(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
 }
 
+/// Whether a literal of a column of type `ty`, taken from the file's Arrow
+/// values, compares with the table's column as is: a filter on a column of
+/// another type reads every row, and the rows are filtered after the read.
+pub(crate) fn literal_compares(ty: ColumnType) -> bool {
+    use ColumnType as T;
+    matches!(ty, T::String | T::Int | T::Bigint | T::Boolean | T::Date)
+}
+
 /// Every predicate of `parts` (TRUE for none).
 fn all(parts: impl IntoIterator<Item = Expr>) -> Expr {
     parts.into_iter().reduce(Expr::and).unwrap_or(lit(true))

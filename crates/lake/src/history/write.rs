@@ -9,7 +9,7 @@ use crate::error::LakeError;
 use crate::parsed::Parsed;
 use crate::schema::TableName;
 use crate::Lake;
-use deltalake::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray};
+use deltalake::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
 use deltalake::arrow::array::{TimestampMicrosecondArray, UInt32Array};
 use deltalake::arrow::compute::{cast, concat_batches, take, take_record_batch};
 use deltalake::arrow::datatypes::SchemaRef;
@@ -19,7 +19,7 @@ use deltalake::datafusion::prelude::{lit, Expr};
 use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
-use deltaload_core::{ColumnType, Dataset};
+use deltaload_core::Dataset;
 use deltaload_flow::FileKey;
 use std::sync::Arc;
 
@@ -279,11 +279,9 @@ fn logged(
     let width = dataset.columns.len();
     let n = all.num_rows();
     let mut columns: Vec<ArrayRef> = all.columns()[..width].to_vec();
-    let flags = all.column(width).as_boolean();
-    let deleted: BooleanArray = (0..n)
-        .map(|i| Some(flags.is_valid(i) && flags.value(i)))
-        .collect();
-    columns.push(Arc::new(deleted));
+    let position: Vec<usize> = (0..width).collect();
+    let order = deltaload_engine::Order::new(dataset, &all.schema(), &position, Some(width))?;
+    columns.push(Arc::new(order.deletes(all)?));
     columns.push(Arc::new(StringArray::from_iter_values(
         std::iter::repeat_n(&key.location, n),
     )));
@@ -323,11 +321,7 @@ fn versions(
 fn key_range(dataset: &Dataset, touched: &RecordBatch) -> Result<Expr, ArrowError> {
     let first = dataset.keys[0];
     let column = touched.column(first);
-    let plain = matches!(
-        dataset.columns[first].ty,
-        ColumnType::String | ColumnType::Int | ColumnType::Bigint | ColumnType::Date
-    );
-    if !plain || column.is_empty() {
+    if !crate::predicates::literal_compares(dataset.columns[first].ty) || column.is_empty() {
         return Ok(lit(true));
     }
     let sorted = deltalake::arrow::compute::sort_to_indices(column, None, None)?;

@@ -256,11 +256,7 @@ fn in_scopes(
     rows: &RecordBatch,
     scope: &[usize],
 ) -> Result<Expr, deltalake::arrow::error::ArrowError> {
-    use deltaload_core::ColumnType as T;
-    let plain = |c: &usize| {
-        let ty = dataset.columns[*c].ty;
-        matches!(ty, T::String | T::Int | T::Bigint | T::Boolean | T::Date)
-    };
+    let plain = |c: &usize| crate::predicates::literal_compares(dataset.columns[*c].ty);
     if scope.is_empty() || !scope.iter().all(plain) {
         return Ok(lit(true));
     }
