@@ -101,6 +101,9 @@ impl Lake {
         let folded_at = std::time::Instant::now();
         let fold_ms = ms(started) - read_ms;
         // Nothing is kept of a file the log holds already: no row is past `from`.
+        // The log before the versions, never at once: another writer whose
+        // versions' commit fails against ours runs again on the log, and
+        // must find this file's changes there.
         if !folded.kept.is_empty() {
             let new =
                 take_record_batch(&changes, &UInt32Array::from(folded.kept)).map_err(arrow())?;
