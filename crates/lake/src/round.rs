@@ -44,11 +44,11 @@ impl Lake {
         let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
         // The history first (its writes can run again): a load stopped
         // after the table's commit finds it written. Recovered files too,
-        // for their figures.
+        // for their figures. A snapshot's history follows its commit
+        // ([`Lake::merge_snapshot`]); a recovered one's is written here.
         let dataset = self.sets[ds].dataset.clone();
         let mut versions = Vec::with_capacity(parsed.len());
         for p in parsed {
-            // A snapshot's history is written after its commit (found again here).
             let written = match recovered.get(&p.key) {
                 Some(c) if dataset.snapshot.is_some() => {
                     (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?
