@@ -1,9 +1,9 @@
 //! The history of a snapshot dataset (`history = true`), modelled: each
-//! snapshot that applies (newer than every one loaded before it) opens a
-//! version for a key it brings or whose plan it changes, closes the version
-//! of a key it no longer holds at its own date, and updates the open
-//! version's other columns in place. [`crate::snapshots`] checks every
-//! load against it.
+//! snapshot that applies (newer than every one loaded before it in its
+//! scope) opens a version for a key it brings or whose plan it changes,
+//! closes the version of a key of its scope it no longer holds at its own
+//! date, and updates the open version's other columns in place.
+//! [`crate::snapshots`] checks every load against it.
 
 use crate::snapshots::{region, Export};
 use deltaload_core::Spec;
@@ -41,7 +41,7 @@ pub(crate) fn model(applied: &[&Export]) -> Vec<Vec<String>> {
                 }
             }
         }
-        for (id, versions) in &mut keys {
+        for (id, versions) in keys.iter_mut().filter(|(id, _)| e.holds_scope_of(**id)) {
             let held = e.rows.iter().any(|(i, _)| i == id);
             if let Some(v) = versions.last_mut().filter(open).filter(|_| !held) {
                 v[3] = at.clone();

@@ -43,8 +43,10 @@ type = "date"
 /// by the key's date, on copy-on-write; per-region snapshots on
 /// merge-on-read with the change data feed; whole-table snapshots ordered
 /// by a column, with history, on merge-on-read (the history's failure test
-/// in [`crate::snapshot_history`] is copy-on-write).
-fn variants() -> [(&'static str, Spec, Shape); 3] {
+/// in [`crate::snapshot_history`] is copy-on-write); per-region snapshots
+/// ordered by a column, with history (a snapshot closes the versions of
+/// its own scope only).
+fn variants() -> [(&'static str, Spec, Shape); 4] {
     let by_key = "snapshot_key_date = \"dt=%Y-%m-%d\"";
     [
         ("whole, key date", spec(by_key), Shape::default()),
@@ -57,6 +59,11 @@ fn variants() -> [(&'static str, Spec, Shape); 3] {
             "whole, column, history, merge-on-read",
             spec("sequence_by = [\"exported_on\"]\nhistory = true\nmerge_on_read = true"),
             Shape { scoped: false, dated: true },
+        ),
+        (
+            "per region, column, history",
+            spec("sequence_by = [\"exported_on\"]\nsnapshot_scope = [\"region\"]\nhistory = true"),
+            Shape { scoped: true, dated: true },
         ),
     ]
 }
@@ -105,6 +112,11 @@ impl Export {
             dated: true,
             ..Self::whole(day, rows)
         }
+    }
+
+    /// Whether the export holds the scope of `id` (every id's, whole).
+    pub(crate) fn holds_scope_of(&self, id: usize) -> bool {
+        self.region.is_none_or(|r| r == region(id))
     }
 
     pub(crate) fn location(&self) -> String {
