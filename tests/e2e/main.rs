@@ -1,4 +1,7 @@
 //! The end-to-end suite of deltaload, one test binary (run with `./test`).
+// A load's future holds a query context (in the history's task), whose
+// type is deep: proving a spawned load `Send` takes more than the default 128.
+#![recursion_limit = "256"]
 
 mod batches;
 mod cdc;
@@ -23,6 +26,7 @@ mod events;
 mod format_events;
 mod format_refusals;
 mod history;
+mod history_beside;
 mod history_cases;
 mod hostile_keys;
 mod hostile_objects;

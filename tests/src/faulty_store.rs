@@ -1,5 +1,7 @@
-//! A local object store that fails chosen writes and reads, registered for
-//! `faulty://` URLs: storage errors in the middle of a load, for the tests.
+//! A local object store that fails chosen writes and reads, or holds a
+//! write back until another is made, registered for `faulty://` URLs:
+//! storage errors in the middle of a load, and writes in a chosen order,
+//! for the tests.
 
 use deltalake::logstore::object_store::{
     self, path::Path, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
@@ -69,6 +71,83 @@ fn fails(plan: &Mutex<Vec<(String, usize)>>, location: &Path) -> bool {
     false
 }
 
+/// A write held back until another one is made.
+struct Hold {
+    /// The held write's path fragment.
+    fragment: String,
+    /// The fragment of the write that releases it.
+    until: String,
+    /// Whether a write is (or was) held.
+    caught: bool,
+    released: tokio::sync::watch::Sender<bool>,
+}
+
+/// How long a held write waits for the write that releases it before it
+/// fails.
+const HOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn holds() -> &'static Mutex<Vec<Hold>> {
+    static HOLDS: OnceLock<Mutex<Vec<Hold>>> = OnceLock::new();
+    HOLDS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Holds the next write whose path contains `fragment` until a write whose
+/// path contains `until` has been made (since this call): a write made in
+/// one order only when the two run side by side. A held write not released
+/// within a minute fails.
+pub fn hold_writes(fragment: &str, until: &str) {
+    let (released, _) = tokio::sync::watch::channel(false);
+    holds().lock().expect("holds").push(Hold {
+        fragment: fragment.to_string(),
+        until: until.to_string(),
+        caught: false,
+        released,
+    });
+}
+
+/// Whether a hold of `fragment` held a write that its releasing write let go.
+pub fn hold_released(fragment: &str) -> bool {
+    (holds().lock().expect("holds").iter())
+        .any(|h| h.fragment == fragment && h.caught && *h.released.borrow())
+}
+
+/// Waits while a hold holds the write to `location`; an error when the
+/// write releasing it is not made in time.
+async fn wait_if_held(location: &Path) -> object_store::Result<()> {
+    let waiting = {
+        let mut holds = holds().lock().expect("holds");
+        let hold =
+            (holds.iter_mut()).find(|h| !h.caught && location.as_ref().contains(&h.fragment));
+        hold.map(|h| {
+            h.caught = true;
+            h.released.subscribe()
+        })
+    };
+    let Some(mut released) = waiting else {
+        return Ok(());
+    };
+    let came = matches!(
+        tokio::time::timeout(HOLD_LIMIT, released.wait_for(|r| *r)).await,
+        Ok(Ok(_))
+    );
+    match came {
+        true => Ok(()),
+        false => Err(object_store::Error::Generic {
+            store: "faulty",
+            source: format!("held write on {location}: the write releasing it never came").into(),
+        }),
+    }
+}
+
+/// Releases the holds that a write to `location` releases.
+fn release(location: &Path) {
+    for hold in holds().lock().expect("holds").iter() {
+        if location.as_ref().contains(&hold.until) {
+            hold.released.send_replace(true);
+        }
+    }
+}
+
 #[derive(Debug)]
 struct FaultyStore {
     inner: Arc<dyn ObjectStore>,
@@ -95,10 +174,15 @@ impl ObjectStore for FaultyStore {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
+        wait_if_held(location).await?;
         if should_fail(location) {
             return Err(injected(location));
         }
-        self.inner.put_opts(location, payload, opts).await
+        let put = self.inner.put_opts(location, payload, opts).await;
+        if put.is_ok() {
+            release(location);
+        }
+        put
     }
 
     async fn put_multipart_opts(
@@ -106,6 +190,7 @@ impl ObjectStore for FaultyStore {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        wait_if_held(location).await?;
         if should_fail(location) {
             return Err(injected(location));
         }

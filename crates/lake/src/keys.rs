@@ -11,7 +11,7 @@ use deltalake::arrow::array::ArrayRef;
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::functions_aggregate::expr_fn::{count, count_distinct};
-use deltalake::datafusion::prelude::lit;
+use deltalake::datafusion::prelude::{lit, SessionContext};
 use deltaload_core::{Dataset, Row, Value};
 use std::sync::Arc;
 
@@ -91,30 +91,48 @@ pub(crate) fn key_columns(dataset: &Dataset, keys: &[Vec<Value>]) -> Vec<ArrayRe
         .collect()
 }
 
-impl Lake {
-    /// Registers the key columns `arrays` (one per key column, in key
-    /// order) as a table of columns `k0`, `k1`, ... for a join.
-    fn register_key_columns(
-        &self,
-        dataset: &Dataset,
-        arrays: Vec<ArrayRef>,
-    ) -> Result<(), LakeError> {
-        let label = dataset.name.as_str();
-        let fields: Vec<Field> = dataset
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(j, &k)| Field::new(format!("k{j}"), arrow_type(dataset.columns[k].ty), true))
-            .collect();
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-            .map_err(LakeError::arrow(label))?;
-        self.ctx
-            .deregister_table(KEYS)
-            .and_then(|_| self.ctx.register_batch(KEYS, batch))
-            .map_err(LakeError::query(label))?;
-        Ok(())
-    }
+/// Registers the key columns `arrays` (one per key column, in key order)
+/// in `ctx` as a table of columns `k0`, `k1`, ... for a join.
+fn register_key_columns(
+    ctx: &SessionContext,
+    dataset: &Dataset,
+    arrays: Vec<ArrayRef>,
+) -> Result<(), LakeError> {
+    let label = dataset.name.as_str();
+    let fields: Vec<Field> = dataset
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(j, &k)| Field::new(format!("k{j}"), arrow_type(dataset.columns[k].ty), true))
+        .collect();
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .map_err(LakeError::arrow(label))?;
+    ctx.deregister_table(KEYS)
+        .and_then(|_| ctx.register_batch(KEYS, batch))
+        .map_err(LakeError::query(label))?;
+    Ok(())
+}
 
+/// Every column of the rows of `table` (registered in `ctx` as `name`,
+/// keyed as `dataset`) whose key is one of `keys` (key columns, each key
+/// once).
+pub(crate) async fn keyed_rows(
+    ctx: &SessionContext,
+    dataset: &Dataset,
+    table: &deltalake::DeltaTable,
+    name: &TableName,
+    keys: Vec<ArrayRef>,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    register_key_columns(ctx, dataset, keys)?;
+    let sql = format!(
+        "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
+        name.sql(),
+        key_join(dataset)
+    );
+    query(ctx, table, name, &sql).await
+}
+
+impl Lake {
     /// The table's rows for these keys.
     pub(crate) async fn current_rows(
         &mut self,
@@ -146,7 +164,7 @@ impl Lake {
         columns: &[usize],
         keys: Vec<ArrayRef>,
     ) -> Result<Vec<RecordBatch>, LakeError> {
-        self.register_key_columns(dataset, keys)?;
+        register_key_columns(&self.ctx, dataset, keys)?;
         let columns: Vec<String> = columns
             .iter()
             .map(|&i| format!("t.{}", quoted(&dataset.columns[i].name)))
@@ -154,24 +172,6 @@ impl Lake {
         let sql = format!(
             "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
             columns.join(", "),
-            name.sql(),
-            key_join(dataset)
-        );
-        query(&self.ctx, table, name, &sql).await
-    }
-
-    /// Every column of the rows of `table` (registered as `name`, keyed as
-    /// `dataset`) whose key is one of `keys` (key columns, each key once).
-    pub(crate) async fn keyed_rows(
-        &self,
-        dataset: &Dataset,
-        table: &deltalake::DeltaTable,
-        name: &TableName,
-        keys: Vec<ArrayRef>,
-    ) -> Result<Vec<RecordBatch>, LakeError> {
-        self.register_key_columns(dataset, keys)?;
-        let sql = format!(
-            "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
             name.sql(),
             key_join(dataset)
         );
@@ -207,7 +207,7 @@ impl Lake {
             _ => {
                 // Files of one round may change the same key: each key once.
                 let keys = distinct_keys(&dataset, changes)?;
-                self.register_key_columns(&dataset, keys)?;
+                register_key_columns(&self.ctx, &dataset, keys)?;
                 let key_columns: Vec<String> = dataset
                     .keys
                     .iter()

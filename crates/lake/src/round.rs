@@ -8,8 +8,9 @@
 
 use crate::changes::Changes;
 use crate::error::LakeError;
-use crate::merge::MergedFile;
+use crate::merge::{MergeCommit, MergedFile};
 use crate::parsed::Parsed;
+
 use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
@@ -42,42 +43,20 @@ impl Lake {
             .collect();
         let was_recovered: Vec<bool> = counts.iter().map(Option::is_some).collect();
         let pending: Vec<usize> = (0..parsed.len()).filter(|&i| counts[i].is_none()).collect();
-        // The history first (its writes can run again): a load stopped
-        // after the table's commit finds it written. Recovered files too,
-        // for their figures. A snapshot's history follows its commit
-        // ([`Lake::merge_snapshot`]); a recovered one's is written here.
+        // The history beside the table's commit (each can run again, so
+        // either may land first), recovered files too, for their figures.
+        // A snapshot's history follows its commit ([`Lake::merge_snapshot`]);
+        // a recovered one's is written here.
         let dataset = self.sets[ds].dataset.clone();
-        let mut versions = Vec::with_capacity(parsed.len());
-        for p in parsed {
-            let written = match recovered.get(&p.key) {
-                Some(c) if dataset.snapshot.is_some() => {
-                    (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?
-                }
-                _ => self.write_history(ds, p, loaded_at).await?,
-            };
-            versions.push(written);
-        }
-        let tombstones = dataset.keeps_tombstones();
-        match pending.as_slice() {
-            [] if !tombstones => {}
-            [only] if dataset.snapshot.is_some() => {
-                counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], loaded_at).await?);
-            }
-            [only] if parsed[*only].spilled.is_some() => {
-                counts[*only] = Some(self.upsert_spilled(ds, &parsed[*only], loaded_at).await?);
-            }
-            [only] if dataset.delete_when.is_none() => {
-                // One file: the MERGE's own metrics are its counts.
-                let p = &parsed[*only];
-                let changes = Changes::of_file(p.changes.clone(), &p.key.location);
-                let files = [merged(&parsed[*only], None)];
-                counts[*only] = Some(self.upsert_target(ds, &changes, &files, loaded_at).await?.0);
-            }
-            _ => {
-                self.replay_round(ds, parsed, &pending, &mut counts, loaded_at, opts)
-                    .await?;
-            }
-        }
+        let history = self.spawn_history(ds, parsed, loaded_at).await?;
+        let files = (parsed, &recovered, pending.as_slice());
+        let table = (self.write_round(ds, files, &mut counts, loaded_at, opts)).await;
+        // Waited for whatever the table's write gave, to have its tables back.
+        let history = self.finish_history(history, parsed.len()).await;
+        let snapshots = table?;
+        let versions: Vec<(u64, u64)> = (history?.into_iter().zip(snapshots))
+            .map(|(h, s)| (h.0 + s.0, h.1 + s.1))
+            .collect();
         // A spilled file whose commit was recovered: its keys still to count.
         for p in parsed {
             if let Some(spilled) = p.spilled.as_ref().filter(|s| s.distinct.get().is_none()) {
@@ -105,6 +84,50 @@ impl Lake {
                 }
             })
             .collect())
+    }
+
+    /// Writes the files `pending` of a round (of `parsed`, the commits of
+    /// the others `recovered`) into dataset `ds`'s table, setting their
+    /// counts (nothing to write when every file's commit was recovered,
+    /// unless the dataset keeps tombstones). Returns the versions each
+    /// recovered snapshot's history opened and closed.
+    async fn write_round(
+        &mut self,
+        ds: usize,
+        (parsed, recovered, pending): (&[Parsed], &HashMap<FileKey, MergeCommit>, &[usize]),
+        counts: &mut [Option<MergeCounts>],
+        loaded_at: i64,
+        opts: LoadOptions,
+    ) -> Result<Vec<(u64, u64)>, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let mut snapshots = vec![(0, 0); parsed.len()];
+        for (p, written) in parsed.iter().zip(&mut snapshots) {
+            if let (Some(c), Some(_)) = (recovered.get(&p.key), &dataset.snapshot) {
+                *written = (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?;
+            }
+        }
+        let tombstones = dataset.keeps_tombstones();
+        match pending {
+            [] if !tombstones => {}
+            [only] if dataset.snapshot.is_some() => {
+                counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], loaded_at).await?);
+            }
+            [only] if parsed[*only].spilled.is_some() => {
+                counts[*only] = Some(self.upsert_spilled(ds, &parsed[*only], loaded_at).await?);
+            }
+            [only] if dataset.delete_when.is_none() => {
+                // One file: the MERGE's own metrics are its counts.
+                let p = &parsed[*only];
+                let changes = Changes::of_file(p.changes.clone(), &p.key.location);
+                let files = [merged(&parsed[*only], None)];
+                counts[*only] = Some(self.upsert_target(ds, &changes, &files, loaded_at).await?.0);
+            }
+            _ => {
+                self.replay_round(ds, parsed, pending, counts, loaded_at, opts)
+                    .await?;
+            }
+        }
+        Ok(snapshots)
     }
 
     /// Writes the files `pending` of a round (with deletes, or several),

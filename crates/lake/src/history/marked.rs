@@ -5,13 +5,12 @@
 //! only the new versions written (copy-on-write rewrites the touched keys'
 //! range: [`super::write`]).
 
-use super::write::{aligned, next_of, WRITER};
+use super::write::{aligned, next_of, HistoryWriter, WRITER};
 use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::schema::TableName;
 use crate::snapshot::rows_of;
 use crate::upsert::{candidates, delta_error, read_files, stats_prefix, KeyBounds, TargetFile};
-use crate::Lake;
 use deltalake::arrow::array::{Array, AsArray, RecordBatch};
 use deltalake::arrow::datatypes::Int64Type;
 use deltalake::arrow::datatypes::SchemaRef;
@@ -23,24 +22,20 @@ use futures::StreamExt;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
-impl Lake {
+impl HistoryWriter {
     /// Puts `versions` (in key order) in place of every version of the keys
-    /// of `touched` (the file `file`'s newest change per key) in dataset
-    /// `ds`'s history, merge-on-read. Returns whether it wrote them: `false`
-    /// when the history's table has a feature this write does not handle.
+    /// of `touched` (the file `file`'s newest change per key) in the
+    /// history, merge-on-read. Returns whether it wrote them: `false` when
+    /// the history's table has a feature this write does not handle.
     pub(super) async fn mark_versions(
         &mut self,
-        ds: usize,
         touched: &RecordBatch,
         versions: RecordBatch,
         file: &FileKey,
     ) -> Result<bool, LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+        let dataset = self.dataset.clone();
         let label = TableName::History(dataset.clone()).as_str();
-        let Some(tables) = &mut self.sets[ds].history else {
-            return Ok(true);
-        };
-        let table = &mut tables.versions;
+        let table = &mut self.tables.versions;
         if let Some(reason) =
             crate::upsert::unsupported(table).map_err(delta_error(table, &label))?
         {

@@ -1,7 +1,7 @@
 //! History (SCD type 2) of a dataset with `history = true`: every change a
 //! file brings is kept in `history_log_<name>`, and the versions of the
 //! keys it touches are folded again from all their changes ([`fold`]) into
-//! `history_<name>`, before the dataset's own table is written (a
+//! `history_<name>`, while the dataset's own table is written ([`task`]; a
 //! snapshot's changes after it: `crate::snapshot::history`). A version
 //! is a row of the dataset's columns with `__start_at` and `__end_at` (the
 //! first sequence column of the changes that opened and closed it).
@@ -15,6 +15,7 @@
 
 mod fold;
 mod marked;
+mod task;
 mod write;
 
 pub(crate) use write::FileChanges;

@@ -1,21 +1,23 @@
 //! A file's changes written into its dataset's history: appended to the
 //! log once, then the versions of the keys it touches folded again and put
-//! in place of theirs, in one commit of the history table.
+//! in place of theirs, in one commit of the history table. Its writer owns
+//! the history's tables and a query context, so the history can be
+//! written while the dataset's table is ([`super::task`]).
 
 use super::fold::{fold, Version};
 use super::marked::Touched;
-use super::{log_schema, schema, DELETED};
+use super::{log_schema, schema, HistoryTables, DELETED};
 use crate::error::LakeError;
-use crate::parsed::Parsed;
+use crate::keys::keyed_rows;
 use crate::schema::TableName;
-use crate::Lake;
+use crate::table::select_where;
 use deltalake::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
 use deltalake::arrow::array::{TimestampMicrosecondArray, UInt32Array};
 use deltalake::arrow::compute::{cast, concat_batches, take, take_record_batch};
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::error::ArrowError;
 use deltalake::datafusion::common::ScalarValue;
-use deltalake::datafusion::prelude::{lit, Expr};
+use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
 use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
@@ -52,40 +54,41 @@ pub(crate) struct FileChanges<'a> {
     pub all: &'a RecordBatch,
 }
 
-impl Lake {
-    /// Writes file `p`'s changes into dataset `ds`'s history (nothing for
-    /// a dataset that keeps none, nor for a snapshot, whose changes are
-    /// known once held against the table: [`Lake::write_changes_history`]).
-    /// Returns the versions opened and closed.
-    pub(crate) async fn write_history(
-        &mut self,
-        ds: usize,
-        p: &Parsed,
-        loaded_at: i64,
-    ) -> Result<(u64, u64), LakeError> {
-        let (Some(all), None) = (&p.all, &self.sets[ds].dataset.snapshot) else {
-            return Ok((0, 0));
-        };
-        let changes = FileChanges {
-            key: &p.key,
-            touched: &p.changes,
-            all,
-        };
-        self.write_changes_history(ds, changes, loaded_at).await
+/// A dataset's history tables with a query context of their own, so that
+/// the history can be written while the dataset's table is: both writes
+/// can run again and change nothing, so either may commit first.
+pub(crate) struct HistoryWriter {
+    pub(super) dataset: Arc<Dataset>,
+    pub(super) tables: HistoryTables,
+    ctx: SessionContext,
+}
+
+impl HistoryWriter {
+    /// A writer of `dataset`'s history `tables`.
+    pub(crate) fn new(dataset: Arc<Dataset>, tables: HistoryTables) -> Self {
+        let ctx = deltalake::delta_datafusion::create_session().into_inner();
+        Self {
+            dataset,
+            tables,
+            ctx,
+        }
     }
 
-    /// Writes a file's `changes` into dataset `ds`'s history (nothing for
-    /// a dataset that keeps none). Returns the versions opened and closed:
-    /// the history of the touched keys with the file against without it.
-    pub(crate) async fn write_changes_history(
+    /// The tables, as written.
+    pub(crate) fn into_tables(self) -> HistoryTables {
+        self.tables
+    }
+
+    /// Writes a file's `changes` into the history. Returns the versions
+    /// opened and closed: the history of the touched keys with the file
+    /// against without it.
+    pub(crate) async fn write(
         &mut self,
-        ds: usize,
         p: FileChanges<'_>,
         loaded_at: i64,
     ) -> Result<(u64, u64), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
-        let all = p.all;
-        let (Some(history), true) = (&dataset.history, self.sets[ds].history.is_some()) else {
+        let dataset = self.dataset.clone();
+        let (Some(history), all) = (&dataset.history, p.all) else {
             return Ok((0, 0));
         };
         if all.num_rows() == 0 {
@@ -95,7 +98,7 @@ impl Lake {
         let arrow = || LakeError::arrow(&label);
         let started = std::time::Instant::now();
         let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
-        let (changes, from, mine) = self.logged_changes(ds, &p, loaded_at).await?;
+        let (changes, from, mine) = self.logged_changes(&p, loaded_at).await?;
         let read_ms = ms(started);
         let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
         let folded_at = std::time::Instant::now();
@@ -107,14 +110,14 @@ impl Lake {
         if !folded.kept.is_empty() {
             let new =
                 take_record_batch(&changes, &UInt32Array::from(folded.kept)).map_err(arrow())?;
-            self.append_log(ds, new).await?;
+            self.append_log(new).await?;
         }
         let log_ms = ms(folded_at);
         let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
         let marked = dataset.merge_on_read
-            && (self.mark_versions(ds, p.touched, versions.clone(), p.key)).await?;
+            && (self.mark_versions(p.touched, versions.clone(), p.key)).await?;
         if !marked {
-            self.replace_versions(ds, p.touched, versions).await?;
+            self.replace_versions(p.touched, versions).await?;
         }
         tracing::debug!(
             table = %label,
@@ -136,17 +139,10 @@ impl Lake {
     /// already; and which rows are of `p`'s file version.
     async fn logged_changes(
         &mut self,
-        ds: usize,
         p: &FileChanges<'_>,
         loaded_at: i64,
     ) -> Result<(RecordBatch, usize, Vec<bool>), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
-        let Some(tables) = &self.sets[ds].history else {
-            return Err(LakeError::Invariant {
-                table: dataset.history_table(),
-                detail: "the history's tables are not open".into(),
-            });
-        };
+        let dataset = self.dataset.clone();
         let label = dataset.history_log_table();
         let arrow = || LakeError::arrow(&label);
         let log_name = TableName::HistoryLog(dataset.clone());
@@ -154,9 +150,7 @@ impl Lake {
         let keys: Vec<ArrayRef> = (dataset.keys.iter())
             .map(|&k| p.touched.column(k).clone())
             .collect();
-        let read = self
-            .keyed_rows(&dataset, &tables.log, &log_name, keys)
-            .await?;
+        let read = keyed_rows(&self.ctx, &dataset, &self.tables.log, &log_name, keys).await?;
         let schema = log_schema(&dataset);
         let mut read = by_name(&schema, &read).map_err(arrow())?;
         let from = read.iter().map(RecordBatch::num_rows).sum();
@@ -173,17 +167,14 @@ impl Lake {
         Ok((changes, from, mine))
     }
 
-    /// Appends `new` changes to dataset `ds`'s history log.
-    async fn append_log(&mut self, ds: usize, new: RecordBatch) -> Result<(), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
-        let name = TableName::HistoryLog(dataset);
-        let Some(tables) = &mut self.sets[ds].history else {
-            return Ok(());
-        };
-        let url = tables.log.table_url().clone();
-        tables.log = (tables.log.clone().write(vec![new]))
+    /// Appends `new` changes to the history log.
+    async fn append_log(&mut self, new: RecordBatch) -> Result<(), LakeError> {
+        let name = TableName::HistoryLog(self.dataset.clone());
+        let log = &mut self.tables.log;
+        let url = log.table_url().clone();
+        *log = (log.clone().write(vec![new]))
             .with_save_mode(SaveMode::Append)
-            .with_commit_properties(writer(LOG_WRITER, &tables.log))
+            .with_commit_properties(writer(LOG_WRITER, log))
             .await
             .map_err(LakeError::delta(name.as_str(), &url))?;
         Ok(())
@@ -194,37 +185,29 @@ impl Lake {
     /// touched keys' range are replaced, those of other keys written again.
     async fn replace_versions(
         &mut self,
-        ds: usize,
         touched: &RecordBatch,
         versions: RecordBatch,
     ) -> Result<(), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+        let dataset = self.dataset.clone();
         let name = TableName::History(dataset.clone());
         let label = name.as_str();
         let arrow = || LakeError::arrow(&label);
-        let Some(tables) = &self.sets[ds].history else {
-            return Ok(());
-        };
         let range = key_range(&dataset, touched).map_err(arrow())?;
         let target = schema(&dataset);
         let columns: Vec<&str> = target.fields().iter().map(|f| f.name().as_str()).collect();
-        let held =
-            crate::table::select_where(&self.ctx, &tables.versions, &name, &columns, range.clone())
-                .await?;
+        let table = &mut self.tables.versions;
+        let held = select_where(&self.ctx, table, &name, &columns, range.clone()).await?;
         let held = aligned(&target, &held).map_err(arrow())?;
         let carried = others(&dataset, &held, touched).map_err(arrow())?;
         let all = concat_batches(&target, [&carried, &versions]).map_err(arrow())?;
-        let url = tables.versions.table_url().clone();
-        let commit = writer(WRITER, &tables.versions);
-        let written = (tables.versions.clone().write(vec![all]))
+        let url = table.table_url().clone();
+        let commit = writer(WRITER, table);
+        *table = (table.clone().write(vec![all]))
             .with_save_mode(SaveMode::Overwrite)
             .with_replace_where(range)
             .with_commit_properties(commit)
             .await
             .map_err(LakeError::delta(&label, &url))?;
-        if let Some(tables) = &mut self.sets[ds].history {
-            tables.versions = written;
-        }
         Ok(())
     }
 }
