@@ -130,13 +130,13 @@ async fn wait_if_held(location: &Path) -> object_store::Result<()> {
         tokio::time::timeout(HOLD_LIMIT, released.wait_for(|r| *r)).await,
         Ok(Ok(_))
     );
-    match came {
-        true => Ok(()),
-        false => Err(object_store::Error::Generic {
+    if !came {
+        return Err(object_store::Error::Generic {
             store: "faulty",
             source: format!("held write on {location}: the write releasing it never came").into(),
-        }),
+        });
     }
+    Ok(())
 }
 
 /// Releases the holds that a write to `location` releases.

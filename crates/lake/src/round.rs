@@ -8,9 +8,8 @@
 
 use crate::changes::Changes;
 use crate::error::LakeError;
-use crate::merge::{MergeCommit, MergedFile};
+use crate::merge::MergedFile;
 use crate::parsed::Parsed;
-
 use crate::{Lake, LoadOptions};
 use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
 use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
@@ -46,14 +45,15 @@ impl Lake {
         // The history beside the table's commit (each can run again, so
         // either may land first), recovered files too, for their figures.
         // A snapshot's history follows its commit ([`Lake::merge_snapshot`]);
-        // a recovered one's is written here.
+        // a recovered one's is written here, before any task is started.
         let dataset = self.sets[ds].dataset.clone();
+        let snapshots =
+            (self.recovered_snapshot_histories(ds, parsed, &recovered, loaded_at)).await?;
         let history = self.spawn_history(ds, parsed, loaded_at).await?;
-        let files = (parsed, &recovered, pending.as_slice());
-        let table = (self.write_round(ds, files, &mut counts, loaded_at, opts)).await;
+        let table = (self.write_round(ds, parsed, &pending, &mut counts, loaded_at, opts)).await;
         // Waited for whatever the table's write gave, to have its tables back.
         let history = self.finish_history(history, parsed.len()).await;
-        let snapshots = table?;
+        table?;
         let versions: Vec<(u64, u64)> = (history?.into_iter().zip(snapshots))
             .map(|(h, s)| (h.0 + s.0, h.1 + s.1))
             .collect();
@@ -86,29 +86,21 @@ impl Lake {
             .collect())
     }
 
-    /// Writes the files `pending` of a round (of `parsed`, the commits of
-    /// the others `recovered`) into dataset `ds`'s table, setting their
-    /// counts (nothing to write when every file's commit was recovered,
-    /// unless the dataset keeps tombstones). Returns the versions each
-    /// recovered snapshot's history opened and closed.
+    /// Writes the files `pending` of a round into dataset `ds`'s table,
+    /// setting their counts (nothing to write when every file's commit was
+    /// recovered, unless the dataset keeps tombstones).
     async fn write_round(
         &mut self,
         ds: usize,
-        (parsed, recovered, pending): (&[Parsed], &HashMap<FileKey, MergeCommit>, &[usize]),
+        parsed: &[Parsed],
+        pending: &[usize],
         counts: &mut [Option<MergeCounts>],
         loaded_at: i64,
         opts: LoadOptions,
-    ) -> Result<Vec<(u64, u64)>, LakeError> {
+    ) -> Result<(), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
-        let mut snapshots = vec![(0, 0); parsed.len()];
-        for (p, written) in parsed.iter().zip(&mut snapshots) {
-            if let (Some(c), Some(_)) = (recovered.get(&p.key), &dataset.snapshot) {
-                *written = (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?;
-            }
-        }
-        let tombstones = dataset.keeps_tombstones();
         match pending {
-            [] if !tombstones => {}
+            [] if !dataset.keeps_tombstones() => {}
             [only] if dataset.snapshot.is_some() => {
                 counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], loaded_at).await?);
             }
@@ -127,7 +119,7 @@ impl Lake {
                     .await?;
             }
         }
-        Ok(snapshots)
+        Ok(())
     }
 
     /// Writes the files `pending` of a round (with deletes, or several),

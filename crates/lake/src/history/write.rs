@@ -88,9 +88,10 @@ impl HistoryWriter {
         loaded_at: i64,
     ) -> Result<(u64, u64), LakeError> {
         let dataset = self.dataset.clone();
-        let (Some(history), all) = (&dataset.history, p.all) else {
+        let Some(history) = &dataset.history else {
             return Ok((0, 0));
         };
+        let all = p.all;
         if all.num_rows() == 0 {
             return Ok((0, 0));
         }

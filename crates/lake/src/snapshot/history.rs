@@ -12,6 +12,7 @@
 
 use crate::error::LakeError;
 use crate::history::FileChanges;
+use crate::merge::MergeCommit;
 use crate::parsed::Parsed;
 use crate::Lake;
 use deltalake::arrow::array::{AsArray, Int64Array, RecordBatch};
@@ -20,6 +21,8 @@ use deltalake::arrow::compute::kernels::zip::zip;
 use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::error::ArrowError;
 use deltaload_core::Dataset;
+use deltaload_flow::FileKey;
+use std::collections::HashMap;
 
 impl Lake {
     /// Writes `changes`, what the snapshot `p` of sequence `at` changed in
@@ -47,10 +50,30 @@ impl Lake {
         self.write_changes_history(ds, file, loaded_at).await
     }
 
+    /// Writes the history of each file of a snapshot dataset's round whose
+    /// commit was `recovered` (a snapshot's history follows its commit, so
+    /// it may be missing). Returns each file's versions opened and closed.
+    pub(crate) async fn recovered_snapshot_histories(
+        &mut self,
+        ds: usize,
+        parsed: &[Parsed],
+        recovered: &HashMap<FileKey, MergeCommit>,
+        loaded_at: i64,
+    ) -> Result<Vec<(u64, u64)>, LakeError> {
+        let snapshot = self.sets[ds].dataset.snapshot.is_some();
+        let mut versions = vec![(0, 0); parsed.len()];
+        for (p, written) in parsed.iter().zip(&mut versions) {
+            if let (Some(c), true) = (recovered.get(&p.key), snapshot) {
+                *written = (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?;
+            }
+        }
+        Ok(versions)
+    }
+
     /// The history of the snapshot `p` whose commit of dataset `ds`'s
     /// table, `version`, a load stopped after: the snapshot held against
     /// the version before, as it was when it committed.
-    pub(crate) async fn recovered_snapshot_history(
+    async fn recovered_snapshot_history(
         &mut self,
         ds: usize,
         p: &Parsed,
