@@ -49,8 +49,11 @@ type = "bigint"
 pub(crate) type Event = (u8, i64, bool, &'static str, &'static str);
 
 /// The declarations: the tier tracked, copy-on-write; every column
-/// tracked, merge-on-read with the change data feed.
-fn variants() -> [(&'static str, Spec, bool); 2] {
+/// tracked, merge-on-read with the change data feed; and keyed by a text
+/// id (keys found in the row format, not as numbers), merge-on-read.
+fn variants() -> [(&'static str, Spec, bool); 3] {
+    let text_key = spec_text("merge_on_read = true").replacen("\"bigint\"", "\"string\"", 1);
+    let text_key = Spec::parse(&text_key, "customers.toml").expect("customers spec");
     [
         ("tier tracked", spec("history_columns = [\"tier\"]"), true),
         (
@@ -58,6 +61,7 @@ fn variants() -> [(&'static str, Spec, bool); 2] {
             spec("merge_on_read = true\nchange_data_feed = true"),
             false,
         ),
+        ("a text key, merge-on-read", text_key, false),
     ]
 }
 

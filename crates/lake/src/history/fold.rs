@@ -13,7 +13,7 @@
 //! - a delete closes the open version at its sequence.
 
 use crate::snapshot::rows_of;
-use deltalake::arrow::array::{Array, AsArray, RecordBatch};
+use deltalake::arrow::array::{Array, AsArray, BooleanArray, RecordBatch, UInt32Array};
 use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::row::Rows;
 use deltaload_core::Dataset;
@@ -63,16 +63,13 @@ pub(crate) fn fold(
         Some(ints) => Keys::Ints(ints.values().as_ref()),
         None => Keys::Rows(order.keys(changes)?),
     };
-    let ranks = order
-        .ranks(changes)?
-        .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
     // No column tracked: every upsert updates the open version.
     let tracked = match tracked.is_empty() {
         true => None,
         false => Some(rows_of(changes, tracked)?),
     };
     let deletes = changes.column(width).as_boolean();
-    let sorted = ordered(&keys, &ranks, changes.num_rows());
+    let sorted = ordered(&keys, &order, dataset, changes)?;
     let at = |i: &u32| *i as usize;
     let mut out = Folded {
         kept: sorted.iter().copied().filter(|&i| at(&i) >= from).collect(),
@@ -93,15 +90,12 @@ pub(crate) fn fold(
             of_key.iter().copied().filter(|&i| !mine[at(&i)]),
             &mut before,
         );
-        // A version is known by the rank of the change that opened it, an
-        // end by the rank of the change that closed it.
-        let seq = |i: Option<u32>| i.map(|i| ranks.row(at(&i)));
+        // No two changes of a key left are equal in rank: a version is
+        // known by the change that opened it, an end by the one that closed it.
         for v in &now {
-            let was = before
-                .iter()
-                .find(|b| seq(Some(b.start)) == seq(Some(v.start)));
+            let was = before.iter().find(|b| b.start == v.start);
             out.opened += u64::from(was.is_none());
-            let moved = v.end.is_some() && was.is_none_or(|b| seq(b.end) != seq(v.end));
+            let moved = v.end.is_some() && was.is_none_or(|b| b.end != v.end);
             out.closed += u64::from(moved);
         }
         out.versions.extend_from_slice(&now);
@@ -141,9 +135,127 @@ impl Keys<'_> {
 }
 
 /// The positions of `n` changes in key order, then rank order, then
-/// position; of equal key and rank, the first only. Keys are sorted first,
-/// then each key's few changes by rank.
-fn ordered(keys: &Keys, ranks: &Rows, n: usize) -> Vec<u32> {
+/// position; of equal key and rank, the first only: by numbers when the
+/// key is a bigint and the sequence one integer or time column without
+/// nulls (most datasets), else in the row format.
+fn ordered(
+    keys: &Keys,
+    order: &Order,
+    dataset: &Dataset,
+    changes: &RecordBatch,
+) -> Result<Vec<u32>, ArrowError> {
+    if let (Keys::Ints(k), Some(seq)) = (keys, int_sequence(dataset, changes)?) {
+        let flags = order.deletes(changes)?;
+        return by_numbers(k, (seq.values(), &flags), order, changes);
+    }
+    let ranks = order
+        .ranks(changes)?
+        .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
+    Ok(by_rows(keys, &ranks, changes.num_rows()))
+}
+
+/// The only sequence column of `changes` as numbers, when it is an
+/// integer, a date or a time without nulls (they compare as their numbers).
+fn int_sequence(
+    dataset: &Dataset,
+    changes: &RecordBatch,
+) -> Result<Option<deltalake::arrow::array::Int64Array>, ArrowError> {
+    use deltalake::arrow::datatypes::{DataType, Int64Type};
+    let [only] = dataset.sequence_by.as_slice() else {
+        return Ok(None);
+    };
+    let column = changes.column(*only);
+    let numeric = matches!(
+        column.data_type(),
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::Timestamp(_, _)
+    );
+    if !numeric || column.null_count() > 0 {
+        return Ok(None);
+    }
+    let ints = deltalake::arrow::compute::cast(column, &DataType::Int64)?;
+    Ok(Some(ints.as_primitive::<Int64Type>().clone()))
+}
+
+/// [`ordered`] by numbers: key, sequence and delete flag sorted together;
+/// only the changes of a key equal in both (rare) are ranked in the row
+/// format, for their tie-break columns.
+fn by_numbers(
+    keys: &[i64],
+    (seq, flags): (&[i64], &BooleanArray),
+    order: &Order,
+    changes: &RecordBatch,
+) -> Result<Vec<u32>, ArrowError> {
+    let mut all: Vec<(i64, i64, bool, u32)> = (0..keys.len())
+        .map(|i| (keys[i], seq[i], flags.value(i), i as u32))
+        .collect();
+    all.sort_unstable();
+    let short = |i: usize| (all[i].0, all[i].1, all[i].2);
+    let mut sorted = Vec::with_capacity(all.len());
+    let mut tied = Vec::new();
+    let mut run = 0;
+    while run < all.len() {
+        let mut end = run + 1;
+        while end < all.len() && short(end) == short(run) {
+            end += 1;
+        }
+        sorted.push(all[run].3);
+        // Two deletes of an equal sequence are equal; upserts go by their tie-break.
+        if end - run > 1 && !all[run].2 {
+            tied.push((
+                sorted.len() - 1,
+                all[run + 1..end].iter().map(|a| a.3).collect(),
+            ));
+        }
+        run = end;
+    }
+    if tied.is_empty() {
+        return Ok(sorted);
+    }
+    with_ties(&sorted, &tied, order, changes)
+}
+
+/// `sorted` with each of the `tied` groups (its first change's place in
+/// `sorted`, then the others of equal key, sequence and flag, by
+/// position) ranked in the row format: in rank order, then position, the
+/// first of equal ranks only.
+fn with_ties(
+    sorted: &[u32],
+    tied: &[(usize, Vec<u32>)],
+    order: &Order,
+    changes: &RecordBatch,
+) -> Result<Vec<u32>, ArrowError> {
+    let members: Vec<u32> = (tied.iter())
+        .flat_map(|(at, others)| std::iter::once(sorted[*at]).chain(others.iter().copied()))
+        .collect();
+    let ranks = (order.ranks_at(changes, &UInt32Array::from(members.clone()))?)
+        .ok_or_else(|| ArrowError::InvalidArgumentError("history needs a sequence".into()))?;
+    let mut out = Vec::with_capacity(sorted.len() + members.len());
+    let mut groups = tied.iter().peekable();
+    let mut next = 0;
+    for (i, &change) in sorted.iter().enumerate() {
+        let Some((_, others)) = groups.next_if(|(at, _)| *at == i) else {
+            out.push(change);
+            continue;
+        };
+        let mut group: Vec<usize> = (next..next + others.len() + 1).collect();
+        next = group[group.len() - 1] + 1;
+        // Stable: of equal ranks, the earlier position first.
+        group.sort_by(|&a, &b| ranks.row(a).cmp(&ranks.row(b)));
+        group.dedup_by(|b, a| ranks.row(*a) == ranks.row(*b));
+        out.extend(group.into_iter().map(|g| members[g]));
+    }
+    Ok(out)
+}
+
+/// [`ordered`] in the row format: keys sorted first, then each key's few
+/// changes by rank.
+fn by_rows(keys: &Keys, ranks: &Rows, n: usize) -> Vec<u32> {
     let mut sorted: Vec<u32> = match keys {
         Keys::Ints(k) => {
             // Pairs sort in sequential memory: a change's key is looked up once.
