@@ -175,6 +175,7 @@ impl HistoryWriter {
         let url = log.table_url().clone();
         *log = (log.clone().write(vec![new]))
             .with_save_mode(SaveMode::Append)
+            .with_writer_properties(crate::upsert::writer_properties())
             .with_commit_properties(writer(LOG_WRITER, log))
             .await
             .map_err(LakeError::delta(name.as_str(), &url))?;
