@@ -109,9 +109,8 @@ impl HistoryWriter {
         // versions' commit fails against ours runs again on the log, and
         // must find this file's changes there.
         if !folded.kept.is_empty() {
-            let new =
-                take_record_batch(&changes, &UInt32Array::from(folded.kept)).map_err(arrow())?;
-            self.append_log(new).await?;
+            self.append_log(kept_rows(&changes, from, folded.kept).map_err(arrow())?)
+                .await?;
         }
         let log_ms = ms(folded_at);
         let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
@@ -270,17 +269,28 @@ fn logged(
     let position: Vec<usize> = (0..width).collect();
     let order = deltaload_engine::Order::new(dataset, &all.schema(), &position, Some(width))?;
     columns.push(Arc::new(order.deletes(all)?));
-    columns.push(Arc::new(StringArray::from_iter_values(
-        std::iter::repeat_n(&key.location, n),
-    )));
-    columns.push(Arc::new(StringArray::from_iter_values(
-        std::iter::repeat_n(&key.content_id, n),
-    )));
+    columns.push(Arc::new(StringArray::new_repeated(&key.location, n)));
+    columns.push(Arc::new(StringArray::new_repeated(&key.content_id, n)));
     let at = TimestampMicrosecondArray::from(vec![loaded_at; n]).with_timezone("UTC");
     columns.push(Arc::new(at));
     let schema = log_schema(dataset);
     debug_assert_eq!(schema.field(width).name(), DELETED);
     RecordBatch::try_new(schema, columns)
+}
+
+/// The rows `kept` (in key order) of `changes`, all from `from` on: those
+/// rows as they are when none was left out (most files), without a copy.
+fn kept_rows(
+    changes: &RecordBatch,
+    from: usize,
+    mut kept: Vec<u32>,
+) -> Result<RecordBatch, ArrowError> {
+    let all = changes.num_rows() - from;
+    if kept.len() == all {
+        return Ok(changes.slice(from, all));
+    }
+    kept.sort_unstable();
+    take_record_batch(changes, &UInt32Array::from(kept))
 }
 
 /// The rows of `history_<name>` for `versions` of the keys in `changes`
@@ -336,4 +346,27 @@ fn others(
         .map(Some)
         .collect();
     take_record_batch(held, &kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::Int64Array;
+
+    /// The file's rows kept: all of them sliced off as they are, or those
+    /// kept taken in position order; never a row before `from`.
+    #[test]
+    fn the_rows_kept_are_the_files_rows_kept() {
+        let ids = Int64Array::from_iter_values(0..6);
+        let changes = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap();
+        let ids = |b: RecordBatch| -> Vec<i64> {
+            b.column(0)
+                .as_primitive::<deltalake::arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec()
+        };
+        let all = kept_rows(&changes, 2, vec![5, 2, 4, 3]).unwrap();
+        assert_eq!(ids(all), [2, 3, 4, 5]);
+        assert_eq!(ids(kept_rows(&changes, 2, vec![5, 3]).unwrap()), [3, 5]);
+    }
 }
