@@ -12,8 +12,9 @@
 //! - any other upsert closes the open version at its sequence and opens one;
 //! - a delete closes the open version at its sequence.
 
-use crate::snapshot::rows_of;
+use deltalake::arrow::array::{make_comparator, DynComparator};
 use deltalake::arrow::array::{Array, AsArray, BooleanArray, RecordBatch, UInt32Array};
+use deltalake::arrow::compute::SortOptions;
 use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::row::Rows;
 use deltaload_core::Dataset;
@@ -66,7 +67,7 @@ pub(crate) fn fold(
     // No column tracked: every upsert updates the open version.
     let tracked = match tracked.is_empty() {
         true => None,
-        false => Some(rows_of(changes, tracked)?),
+        false => Some(Tracked::of(changes, tracked)?),
     };
     let deletes = changes.column(width).as_boolean();
     let sorted = ordered(&keys, &order, dataset, changes)?;
@@ -282,16 +283,37 @@ fn by_rows(keys: &Keys, ranks: &Rows, n: usize) -> Vec<u32> {
     sorted
 }
 
+/// The tracked columns of the changes, compared value by value (a null
+/// equal to a null only) where a change meets the version it may update:
+/// most changes are compared once or twice, so their values are not
+/// encoded into rows first.
+struct Tracked(Vec<DynComparator>);
+
+impl Tracked {
+    fn of(changes: &RecordBatch, tracked: &[usize]) -> Result<Self, ArrowError> {
+        let options = SortOptions::default();
+        let comparators = tracked.iter().map(|&c| {
+            let column = changes.column(c).as_ref();
+            make_comparator(column, column, options)
+        });
+        Ok(Self(comparators.collect::<Result<_, _>>()?))
+    }
+
+    fn same(&self, a: usize, b: usize) -> bool {
+        self.0.iter().all(|equal| equal(a, b).is_eq())
+    }
+}
+
 /// What a change does to the versions of its key.
 struct Rules<'a> {
     deletes: &'a deltalake::arrow::array::BooleanArray,
-    tracked: Option<&'a Rows>,
+    tracked: Option<&'a Tracked>,
 }
 
 impl Rules<'_> {
     /// Whether changes `a` and `b` hold equal tracked columns.
     fn same(&self, a: usize, b: usize) -> bool {
-        self.tracked.is_none_or(|t| t.row(a) == t.row(b))
+        self.tracked.is_none_or(|t| t.same(a, b))
     }
 
     /// The versions of one key's changes, given in rank order, into `out`.

@@ -110,6 +110,30 @@ fn a_key_opens_updates_closes_and_reopens_its_versions() {
     assert_eq!(split.kept, vec![5]);
 }
 
+/// A tracked column's null equals a null only: a change from null to null
+/// updates the open version, from a value to null or back opens one.
+#[test]
+fn a_null_in_a_tracked_column_equals_a_null_only() {
+    let changes = [
+        (1, 10, false, "", "a@x"),
+        (1, 20, false, "", "b@x"),
+        (1, 30, false, "", "c@x"),
+        (1, 40, false, "", "d@x"),
+    ];
+    let tiers = [None, None, Some(""), None];
+    let d = dataset("history_columns = [\"tier\"]");
+    let plain = batch(&changes);
+    let mut columns = plain.columns().to_vec();
+    columns[1] = Arc::new(StringArray::from(tiers.to_vec()));
+    let nulls = RecordBatch::try_new(plain.schema(), columns).unwrap();
+    let tracked = d.history.clone().unwrap().tracked;
+    let f = fold(&d, &tracked, &nulls, (0, &[true; 4])).unwrap();
+    let shown: Vec<_> = (f.versions.iter())
+        .map(|v| (changes[v.start as usize].1, changes[v.values as usize].4))
+        .collect();
+    assert_eq!(shown, [(10, "b@x"), (30, "c@x"), (40, "d@x")]);
+}
+
 // With no column tracked, every upsert updates the open version.
 #[test]
 fn with_nothing_tracked_a_key_has_one_version_between_deletes() {

@@ -1,7 +1,8 @@
 //! The versions of a merge-on-read dataset's history put in place as its
 //! table's rows are: every version of the keys a file touches marked
 //! deleted in a deletion vector, their versions folded again appended, in
-//! one commit. Only the key columns of the history's files are read, and
+//! one commit (made ready while the log takes the file's changes, committed
+//! after it). Only the key columns of the history's files are read, and
 //! only the new versions written (copy-on-write rewrites the touched keys'
 //! range: [`super::write`]).
 
@@ -10,7 +11,8 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::schema::TableName;
 use crate::snapshot::rows_of;
-use crate::upsert::{candidates, delta_error, read_files, stats_prefix, KeyBounds, TargetFile};
+use crate::upsert::{candidates, delta_error, read_files, stats_prefix, write_files};
+use crate::upsert::{KeyBounds, Replacement, TargetFile};
 use deltalake::arrow::array::{Array, AsArray, RecordBatch};
 use deltalake::arrow::datatypes::Int64Type;
 use deltalake::arrow::datatypes::SchemaRef;
@@ -22,17 +24,28 @@ use futures::StreamExt;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
+/// A file's versions made ready to put in place merge-on-read.
+pub(super) enum Marks {
+    /// The history's table has a feature this write does not handle: its
+    /// versions are replaced by range instead.
+    ByRange,
+    /// No version to mark nor to write.
+    Nothing,
+    /// The new versions written and the old ones marked, to commit.
+    Ready(Box<Replacement>),
+}
+
 impl HistoryWriter {
-    /// Puts `versions` (in key order) in place of every version of the keys
-    /// of `touched` (the file `file`'s newest change per key) in the
-    /// history, merge-on-read. Returns whether it wrote them: `false` when
-    /// the history's table has a feature this write does not handle.
-    pub(super) async fn mark_versions(
+    /// Makes `versions` (in key order) ready to put in place of every
+    /// version of the keys of `touched` (the file `file`'s newest change per
+    /// key), merge-on-read: the versions of those keys marked deleted, the
+    /// new ones written into files not yet committed ([`Self::commit_marks`]).
+    pub(super) async fn prepare_marks(
         &mut self,
         touched: &RecordBatch,
         versions: RecordBatch,
         file: &FileKey,
-    ) -> Result<bool, LakeError> {
+    ) -> Result<Marks, LakeError> {
         let dataset = self.dataset.clone();
         let label = TableName::History(dataset.clone()).as_str();
         let table = &mut self.tables.versions;
@@ -40,7 +53,7 @@ impl HistoryWriter {
             crate::upsert::unsupported(table).map_err(delta_error(table, &label))?
         {
             tracing::debug!(table = %label, reason, "the history's versions replaced by range");
-            return Ok(false);
+            return Ok(Marks::ByRange);
         }
         crate::upsert::allow_deletion_vectors(table, &label).await?;
         let key = &dataset.columns[dataset.keys[0]].name;
@@ -55,20 +68,24 @@ impl HistoryWriter {
             .filter(|&f| !changed[f].1.is_empty())
             .collect();
         if which.is_empty() && versions.num_rows() == 0 {
-            return Ok(true);
+            return Ok(Marks::Nothing);
         }
         let store = table.object_store();
         let (removes, kept, dv_file) =
             crate::upsert::marked(&store, &files, &which, &changed, &label).await?;
         let rows = aligned(&schema, &[versions]).map_err(LakeError::arrow(&label))?;
+        let written = match rows.num_rows() {
+            0 => Vec::new(),
+            _ => write_files(table, &rows, crate::ORDERS_FILE_BYTES, &label).await?,
+        };
         let named = MergedFile {
             location: &file.location,
             content_id: &file.content_id,
             counts: None,
         };
-        let replacement = crate::upsert::Replacement {
-            rows: Some(rows),
-            written: Vec::new(),
+        Ok(Marks::Ready(Box::new(Replacement {
+            rows: None,
+            written,
             removes,
             kept,
             dv_file,
@@ -76,11 +93,17 @@ impl HistoryWriter {
             predicate: bounds.predicate(key),
             metadata: serde_json::json!({ "files": [named.to_json()] }),
             app: Some(next_of(WRITER, table)),
-        };
+        })))
+    }
+
+    /// Commits the versions [`Self::prepare_marks`] made ready.
+    pub(super) async fn commit_marks(&mut self, ready: Replacement) -> Result<(), LakeError> {
+        let label = TableName::History(self.dataset.clone()).as_str();
+        let table = &mut self.tables.versions;
         let sizes = (crate::ORDERS_FILE_BYTES, None);
-        let (written, _) = crate::upsert::commit(table, replacement, sizes, &label).await?;
+        let (written, _) = crate::upsert::commit(table, ready, sizes, &label).await?;
         *table = written;
-        Ok(true)
+        Ok(())
     }
 }
 

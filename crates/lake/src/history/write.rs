@@ -5,7 +5,7 @@
 //! written while the dataset's table is ([`super::task`]).
 
 use super::fold::{fold, Version};
-use super::marked::Touched;
+use super::marked::{Marks, Touched};
 use super::{log_schema, schema, HistoryTables, DELETED};
 use crate::error::LakeError;
 use crate::keys::keyed_rows;
@@ -21,9 +21,11 @@ use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
 use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
+use deltalake::DeltaTable;
 use deltaload_core::Dataset;
 use deltaload_flow::FileKey;
 use std::sync::Arc;
+use tokio::task::JoinHandle;
 
 /// The application transaction every commit of a history carries, so
 /// that two writers of one history conflict.
@@ -105,26 +107,20 @@ impl HistoryWriter {
         let folded_at = std::time::Instant::now();
         let fold_ms = ms(started) - read_ms;
         // Nothing is kept of a file the log holds already: no row is past `from`.
-        // The log before the versions, never at once: another writer whose
-        // versions' commit fails against ours runs again on the log, and
-        // must find this file's changes there.
-        if !folded.kept.is_empty() {
-            self.append_log(kept_rows(&changes, from, folded.kept).map_err(arrow())?)
-                .await?;
-        }
-        let log_ms = ms(folded_at);
-        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow())?;
-        let marked = dataset.merge_on_read
-            && (self.mark_versions(p.touched, versions.clone(), p.key)).await?;
-        if !marked {
-            self.replace_versions(p.touched, versions).await?;
-        }
+        let new = match folded.kept.is_empty() {
+            true => None,
+            false => Some(kept_rows(&changes, from, folded.kept).map_err(arrow())?),
+        };
+        let logging = new.map(|new| self.spawn_log(new));
+        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow());
+        let marked = self.put_in_place(&p, logging, versions).await?;
+        let put_ms = ms(folded_at);
         tracing::debug!(
             table = %label,
             changes = changes.num_rows(),
             read_ms,
             fold_ms,
-            log_ms,
+            put_ms,
             marked,
             total_ms = ms(started),
             opened = folded.opened,
@@ -167,18 +163,56 @@ impl HistoryWriter {
         Ok((changes, from, mine))
     }
 
-    /// Appends `new` changes to the history log.
-    async fn append_log(&mut self, new: RecordBatch) -> Result<(), LakeError> {
+    /// Puts `versions` in place of the versions of the keys `p` touches
+    /// once the log's append (`logging`, if any: [`Self::spawn_log`]) has
+    /// ended; merge-on-read, they are made ready while it runs. Returns
+    /// whether they were marked merge-on-read.
+    async fn put_in_place(
+        &mut self,
+        p: &FileChanges<'_>,
+        logging: Option<JoinHandle<Result<DeltaTable, LakeError>>>,
+        versions: Result<RecordBatch, LakeError>,
+    ) -> Result<bool, LakeError> {
+        let marks = match (self.dataset.merge_on_read, &versions) {
+            (true, Ok(versions)) => self.prepare_marks(p.touched, versions.clone(), p.key).await,
+            _ => Ok(Marks::ByRange),
+        };
+        // The log before the versions, never at once: another writer whose
+        // versions' commit fails against ours runs again on the log, and
+        // must find this file's changes there. The log is waited for even
+        // when the versions failed, so that the writer holds it as written.
+        if let Some(logging) = logging {
+            self.tables.log = logging.await.map_err(|stopped| LakeError::Invariant {
+                table: self.dataset.history_log_table(),
+                detail: format!("the history log's append stopped: {stopped}"),
+            })??;
+        }
+        match marks? {
+            Marks::Ready(ready) => self.commit_marks(*ready).await?,
+            Marks::Nothing => {}
+            Marks::ByRange => {
+                self.replace_versions(p.touched, versions?).await?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Appends `new` changes to the history log on a task of its own;
+    /// gives back the log as written.
+    fn spawn_log(&self, new: RecordBatch) -> JoinHandle<Result<DeltaTable, LakeError>> {
         let name = TableName::HistoryLog(self.dataset.clone());
-        let log = &mut self.tables.log;
-        let url = log.table_url().clone();
-        *log = (log.clone().write(vec![new]))
-            .with_save_mode(SaveMode::Append)
-            .with_writer_properties(crate::upsert::writer_properties())
-            .with_commit_properties(writer(LOG_WRITER, log))
-            .await
-            .map_err(LakeError::delta(name.as_str(), &url))?;
-        Ok(())
+        let log = self.tables.log.clone();
+        tokio::spawn(async move {
+            let url = log.table_url().clone();
+            let commit = writer(LOG_WRITER, &log);
+            (log.write(vec![new]))
+                .with_save_mode(SaveMode::Append)
+                .with_writer_properties(crate::upsert::writer_properties())
+                .with_commit_properties(commit)
+                .await
+                .map_err(LakeError::delta(name.as_str(), &url))
+        })
     }
 
     /// Puts `versions` in place of the versions of the keys of `touched`
