@@ -74,10 +74,7 @@ impl HistoryWriter {
         let (removes, kept, dv_file) =
             crate::upsert::marked(&store, &files, &which, &changed, &label).await?;
         let rows = aligned(&schema, &[versions]).map_err(LakeError::arrow(&label))?;
-        let written = match rows.num_rows() {
-            0 => Vec::new(),
-            _ => write_files(table, &rows, crate::ORDERS_FILE_BYTES, &label).await?,
-        };
+        let written = write_files(table, &rows, crate::ORDERS_FILE_BYTES, &label).await?;
         let named = MergedFile {
             location: &file.location,
             content_id: &file.content_id,

@@ -14,6 +14,7 @@
 //! once conflict, and the later one's round runs again on the newer log.
 
 mod fold;
+mod log_rows;
 mod marked;
 mod task;
 mod write;

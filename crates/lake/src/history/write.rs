@@ -5,14 +5,15 @@
 //! written while the dataset's table is ([`super::task`]).
 
 use super::fold::{fold, Version};
+use super::log_rows::{kept_rows, logged, of_file};
 use super::marked::{Marks, Touched};
-use super::{log_schema, schema, HistoryTables, DELETED};
+use super::{log_schema, schema, HistoryTables};
 use crate::error::LakeError;
 use crate::keys::keyed_rows;
 use crate::schema::TableName;
 use crate::table::select_where;
-use deltalake::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
-use deltalake::arrow::array::{TimestampMicrosecondArray, UInt32Array};
+use deltalake::arrow::array::UInt32Array;
+use deltalake::arrow::array::{Array, ArrayRef, RecordBatch};
 use deltalake::arrow::compute::{cast, concat_batches, take, take_record_batch};
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::error::ArrowError;
@@ -173,8 +174,10 @@ impl HistoryWriter {
         logging: Option<JoinHandle<Result<DeltaTable, LakeError>>>,
         versions: Result<RecordBatch, LakeError>,
     ) -> Result<bool, LakeError> {
-        let marks = match (self.dataset.merge_on_read, &versions) {
-            (true, Ok(versions)) => self.prepare_marks(p.touched, versions.clone(), p.key).await,
+        let marks = match &versions {
+            Ok(versions) if self.dataset.merge_on_read => {
+                self.prepare_marks(p.touched, versions.clone(), p.key).await
+            }
             _ => Ok(Marks::ByRange),
         };
         // The log before the versions, never at once: another writer whose
@@ -187,11 +190,12 @@ impl HistoryWriter {
                 detail: format!("the history log's append stopped: {stopped}"),
             })??;
         }
+        let versions = versions?;
         match marks? {
             Marks::Ready(ready) => self.commit_marks(*ready).await?,
             Marks::Nothing => {}
             Marks::ByRange => {
-                self.replace_versions(p.touched, versions?).await?;
+                self.replace_versions(p.touched, versions).await?;
                 return Ok(false);
             }
         }
@@ -275,58 +279,6 @@ fn by_name(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<RecordBatc
     Ok(cast_batches)
 }
 
-/// Which rows of `changes` (of the log's schema) came from file version `key`.
-fn of_file(changes: &RecordBatch, key: &FileKey) -> Result<Vec<bool>, ArrowError> {
-    let width = changes.num_columns();
-    let text = |c: usize| changes.column(c).as_string_opt::<i32>().cloned();
-    let (Some(files), Some(contents)) = (text(width - 3), text(width - 2)) else {
-        return Err(ArrowError::SchemaError(
-            "the log's file columns are not text".into(),
-        ));
-    };
-    Ok((0..changes.num_rows())
-        .map(|i| files.value(i) == key.location && contents.value(i) == key.content_id)
-        .collect())
-}
-
-/// A file's changes (the dataset's columns, then the delete flag) as rows
-/// of the log.
-fn logged(
-    dataset: &Dataset,
-    all: &RecordBatch,
-    key: &FileKey,
-    loaded_at: i64,
-) -> Result<RecordBatch, ArrowError> {
-    let width = dataset.columns.len();
-    let n = all.num_rows();
-    let mut columns: Vec<ArrayRef> = all.columns()[..width].to_vec();
-    let position: Vec<usize> = (0..width).collect();
-    let order = deltaload_engine::Order::new(dataset, &all.schema(), &position, Some(width))?;
-    columns.push(Arc::new(order.deletes(all)?));
-    columns.push(Arc::new(StringArray::new_repeated(&key.location, n)));
-    columns.push(Arc::new(StringArray::new_repeated(&key.content_id, n)));
-    let at = TimestampMicrosecondArray::from(vec![loaded_at; n]).with_timezone("UTC");
-    columns.push(Arc::new(at));
-    let schema = log_schema(dataset);
-    debug_assert_eq!(schema.field(width).name(), DELETED);
-    RecordBatch::try_new(schema, columns)
-}
-
-/// The rows `kept` (in key order) of `changes`, all from `from` on: those
-/// rows as they are when none was left out (most files), without a copy.
-fn kept_rows(
-    changes: &RecordBatch,
-    from: usize,
-    mut kept: Vec<u32>,
-) -> Result<RecordBatch, ArrowError> {
-    let all = changes.num_rows() - from;
-    if kept.len() == all {
-        return Ok(changes.slice(from, all));
-    }
-    kept.sort_unstable();
-    take_record_batch(changes, &UInt32Array::from(kept))
-}
-
 /// The rows of `history_<name>` for `versions` of the keys in `changes`
 /// (of the log's schema).
 fn versions(
@@ -380,27 +332,4 @@ fn others(
         .map(Some)
         .collect();
     take_record_batch(held, &kept)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use deltalake::arrow::array::Int64Array;
-
-    /// The file's rows kept: all of them sliced off as they are, or those
-    /// kept taken in position order; never a row before `from`.
-    #[test]
-    fn the_rows_kept_are_the_files_rows_kept() {
-        let ids = Int64Array::from_iter_values(0..6);
-        let changes = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap();
-        let ids = |b: RecordBatch| -> Vec<i64> {
-            b.column(0)
-                .as_primitive::<deltalake::arrow::datatypes::Int64Type>()
-                .values()
-                .to_vec()
-        };
-        let all = kept_rows(&changes, 2, vec![5, 2, 4, 3]).unwrap();
-        assert_eq!(ids(all), [2, 3, 4, 5]);
-        assert_eq!(ids(kept_rows(&changes, 2, vec![5, 3]).unwrap()), [3, 5]);
-    }
 }
