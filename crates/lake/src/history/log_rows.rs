@@ -1,10 +1,15 @@
 //! The history log's rows of a file: which rows read back came from it,
-//! its changes as rows of the log, and those of them the fold kept.
+//! its changes as the fold takes them and as rows of the log, and where
+//! each change came from. The fold's batch holds the dataset's columns
+//! and the delete flag only: the file and load columns, the same for
+//! every change of a file, are written once into the log's rows and taken
+//! into the versions' rows ([`Origin`]), not copied along with the changes.
 
 use super::{log_schema, DELETED};
-use deltalake::arrow::array::{ArrayRef, AsArray, RecordBatch, StringArray};
-use deltalake::arrow::array::{TimestampMicrosecondArray, UInt32Array};
-use deltalake::arrow::compute::take_record_batch;
+use deltalake::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, RecordBatch};
+use deltalake::arrow::array::{StringArray, TimestampMicrosecondArray, UInt32Array};
+use deltalake::arrow::compute::{concat, interleave, take_record_batch};
+use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::error::ArrowError;
 use deltaload_core::Dataset;
 use deltaload_flow::FileKey;
@@ -24,32 +29,51 @@ pub(super) fn of_file(changes: &RecordBatch, key: &FileKey) -> Result<Vec<bool>,
         .collect())
 }
 
-/// A file's changes (the dataset's columns, then the delete flag) as rows
-/// of the log.
-pub(super) fn logged(
-    dataset: &Dataset,
-    all: &RecordBatch,
-    key: &FileKey,
-    loaded_at: i64,
-) -> Result<RecordBatch, ArrowError> {
+/// The schema of the fold's batch: the log's columns up to the delete flag.
+pub(super) fn folded_schema(dataset: &Dataset) -> Result<SchemaRef, ArrowError> {
     let width = dataset.columns.len();
-    let n = all.num_rows();
+    let schema = log_schema(dataset);
+    debug_assert_eq!(schema.field(width).name(), DELETED);
+    Ok(Arc::new(schema.project(&(0..=width).collect::<Vec<_>>())?))
+}
+
+/// A file's changes (`all`, of `deltaload_ingest::changes_schema`) as the
+/// fold takes them: the dataset's columns, then the delete flag.
+pub(super) fn flagged(dataset: &Dataset, all: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    let width = dataset.columns.len();
     let mut columns: Vec<ArrayRef> = all.columns()[..width].to_vec();
     let position: Vec<usize> = (0..width).collect();
     let order = deltaload_engine::Order::new(dataset, &all.schema(), &position, Some(width))?;
     columns.push(Arc::new(order.deletes(all)?));
+    RecordBatch::try_new(folded_schema(dataset)?, columns)
+}
+
+/// The rows `kept` (in key order) of `changes` (the fold's batch), all
+/// from `from` on, as rows of the log from file version `key`.
+pub(super) fn log_rows(
+    dataset: &Dataset,
+    changes: &RecordBatch,
+    (from, kept): (usize, Vec<u32>),
+    key: &FileKey,
+    loaded_at: i64,
+) -> Result<RecordBatch, ArrowError> {
+    let rows = kept_rows(changes, from, kept)?;
+    let n = rows.num_rows();
+    let mut columns = rows.columns().to_vec();
     columns.push(Arc::new(StringArray::new_repeated(&key.location, n)));
     columns.push(Arc::new(StringArray::new_repeated(&key.content_id, n)));
-    let at = TimestampMicrosecondArray::from(vec![loaded_at; n]).with_timezone("UTC");
-    columns.push(Arc::new(at));
-    let schema = log_schema(dataset);
-    debug_assert_eq!(schema.field(width).name(), DELETED);
-    RecordBatch::try_new(schema, columns)
+    columns.push(Arc::new(loaded(loaded_at, n)));
+    RecordBatch::try_new(log_schema(dataset), columns)
+}
+
+/// `n` times the load time `at`.
+fn loaded(at: i64, n: usize) -> TimestampMicrosecondArray {
+    TimestampMicrosecondArray::from(vec![at; n]).with_timezone("UTC")
 }
 
 /// The rows `kept` (in key order) of `changes`, all from `from` on: those
 /// rows as they are when none was left out (most files), without a copy.
-pub(super) fn kept_rows(
+fn kept_rows(
     changes: &RecordBatch,
     from: usize,
     mut kept: Vec<u32>,
@@ -60,6 +84,56 @@ pub(super) fn kept_rows(
     }
     kept.sort_unstable();
     take_record_batch(changes, &UInt32Array::from(kept))
+}
+
+/// Where the fold's changes came from (`source_file`, `loaded_at`): those
+/// of the log's rows read back (the first `from` changes), then the file's.
+pub(super) struct Origin {
+    from: usize,
+    files: [ArrayRef; 2],
+    loads: [ArrayRef; 2],
+}
+
+impl Origin {
+    /// The origin of the log's rows `read` (of the log's schema), then of
+    /// the file version `key` loaded at `loaded_at`.
+    pub(super) fn of(
+        dataset: &Dataset,
+        read: &[RecordBatch],
+        key: &FileKey,
+        loaded_at: i64,
+    ) -> Result<Self, ArrowError> {
+        let width = dataset.columns.len();
+        let schema = log_schema(dataset);
+        let column = |c: usize| -> Result<ArrayRef, ArrowError> {
+            let parts: Vec<&dyn Array> = read.iter().map(|b| b.column(c).as_ref()).collect();
+            match parts.is_empty() {
+                true => Ok(new_empty_array(schema.field(c).data_type())),
+                false => concat(&parts),
+            }
+        };
+        let own: ArrayRef = Arc::new(StringArray::from(vec![key.location.as_str()]));
+        Ok(Self {
+            from: read.iter().map(RecordBatch::num_rows).sum(),
+            files: [column(width + 1)?, own],
+            loads: [column(width + 3)?, Arc::new(loaded(loaded_at, 1))],
+        })
+    }
+
+    /// The `source_file` and `loaded_at` of the changes at `rows`.
+    pub(super) fn of_rows(
+        &self,
+        rows: impl Iterator<Item = u32>,
+    ) -> Result<[ArrayRef; 2], ArrowError> {
+        let at: Vec<(usize, usize)> = rows
+            .map(|r| match (r as usize).checked_sub(self.from) {
+                None => (0, r as usize),
+                Some(_) => (1, 0),
+            })
+            .collect();
+        let pick = |parts: &[ArrayRef; 2]| interleave(&[parts[0].as_ref(), parts[1].as_ref()], &at);
+        Ok([pick(&self.files)?, pick(&self.loads)?])
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +156,60 @@ mod tests {
         let all = kept_rows(&changes, 2, vec![5, 2, 4, 3]).unwrap();
         assert_eq!(ids(all), [2, 3, 4, 5]);
         assert_eq!(ids(kept_rows(&changes, 2, vec![5, 3]).unwrap()), [3, 5]);
+    }
+
+    /// A dataset of `id` and `at`.
+    fn dataset() -> Arc<Dataset> {
+        let text = "[[dataset]]\nname = \"p\"\nkeys = [\"id\"]\nsequence_by = [\"at\"]\n\
+                    history = true\n[[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+                    [[dataset.columns]]\nname = \"at\"\ntype = \"bigint\"\n";
+        deltaload_core::Spec::parse(text, "p.toml")
+            .unwrap()
+            .datasets
+            .remove(0)
+    }
+
+    /// Changes of `ids`, as the fold takes them.
+    fn changes(d: &Dataset, ids: &[i64]) -> RecordBatch {
+        let column = |v: Vec<i64>| Arc::new(Int64Array::from(v)) as ArrayRef;
+        let flags = deltalake::arrow::array::BooleanArray::from(vec![false; ids.len()]);
+        let columns = vec![
+            column(ids.to_vec()),
+            column(vec![1; ids.len()]),
+            Arc::new(flags),
+        ];
+        RecordBatch::try_new(folded_schema(d).unwrap(), columns).unwrap()
+    }
+
+    fn file(name: &str) -> FileKey {
+        FileKey {
+            location: name.into(),
+            content_id: format!("{name}-content"),
+        }
+    }
+
+    /// A file's rows kept become rows of the log naming it; the versions
+    /// take the file and load of each change: a logged row's own, the
+    /// file's past `from`.
+    #[test]
+    fn each_change_keeps_the_file_and_load_it_came_from() {
+        let d = dataset();
+        let logged = |ids: &[i64], kept: Vec<u32>, name: &str, at: i64| {
+            log_rows(&d, &changes(&d, ids), (0, kept), &file(name), at).unwrap()
+        };
+        let a = logged(&[1, 2], vec![1, 0], "a", 100);
+        let b = logged(&[3, 4], vec![1], "b", 200);
+        assert_eq!(b.num_rows(), 1);
+        assert_eq!(of_file(&a, &file("a")).unwrap(), [true, true]);
+        assert_eq!(of_file(&b, &file("a")).unwrap(), [false]);
+        let origin = Origin::of(&d, &[a, b], &file("c"), 300).unwrap();
+        let [files, loads] = origin.of_rows([4, 0, 2, 3, 1].into_iter()).unwrap();
+        let files: Vec<&str> = files.as_string::<i32>().iter().flatten().collect();
+        assert_eq!(files, ["c", "a", "b", "c", "a"]);
+        let loads = loads.as_primitive::<deltalake::arrow::datatypes::TimestampMicrosecondType>();
+        assert_eq!(loads.values().to_vec(), [300, 100, 200, 300, 100]);
+        let empty = Origin::of(&d, &[], &file("c"), 300).unwrap();
+        let [files, _] = empty.of_rows([0, 1].into_iter()).unwrap();
+        assert_eq!(files.as_string::<i32>().value(1), "c");
     }
 }

@@ -5,7 +5,7 @@
 //! written while the dataset's table is ([`super::task`]).
 
 use super::fold::{fold, Version};
-use super::log_rows::{kept_rows, logged, of_file};
+use super::log_rows::{flagged, folded_schema, log_rows, of_file, Origin};
 use super::marked::{Marks, Touched};
 use super::{log_schema, schema, HistoryTables};
 use crate::error::LakeError;
@@ -102,7 +102,7 @@ impl HistoryWriter {
         let arrow = || LakeError::arrow(&label);
         let started = std::time::Instant::now();
         let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
-        let (changes, from, mine) = self.logged_changes(&p, loaded_at).await?;
+        let (changes, from, mine, origin) = self.logged_changes(&p, loaded_at).await?;
         let read_ms = ms(started);
         let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
         let folded_at = std::time::Instant::now();
@@ -110,10 +110,13 @@ impl HistoryWriter {
         // Nothing is kept of a file the log holds already: no row is past `from`.
         let new = match folded.kept.is_empty() {
             true => None,
-            false => Some(kept_rows(&changes, from, folded.kept).map_err(arrow())?),
+            false => {
+                let kept = (from, folded.kept);
+                Some(log_rows(&dataset, &changes, kept, p.key, loaded_at).map_err(arrow())?)
+            }
         };
         let logging = new.map(|new| self.spawn_log(new));
-        let versions = versions(&dataset, &changes, &folded.versions).map_err(arrow());
+        let versions = versions(&dataset, (&changes, &origin), &folded.versions).map_err(arrow());
         let marked = self.put_in_place(&p, logging, versions).await?;
         let put_ms = ms(folded_at);
         tracing::debug!(
@@ -132,13 +135,14 @@ impl HistoryWriter {
     }
 
     /// The logged changes of the keys `p` touches, then `p`'s own (`all`,
-    /// as log rows from the returned position on) unless the log holds them
-    /// already; and which rows are of `p`'s file version.
+    /// from the returned position on) unless the log holds them already,
+    /// as the fold takes them; which rows are of `p`'s file version; and
+    /// where each came from.
     async fn logged_changes(
         &mut self,
         p: &FileChanges<'_>,
         loaded_at: i64,
-    ) -> Result<(RecordBatch, usize, Vec<bool>), LakeError> {
+    ) -> Result<(RecordBatch, usize, Vec<bool>, Origin), LakeError> {
         let dataset = self.dataset.clone();
         let label = dataset.history_log_table();
         let arrow = || LakeError::arrow(&label);
@@ -148,20 +152,26 @@ impl HistoryWriter {
             .map(|&k| p.touched.column(k).clone())
             .collect();
         let read = keyed_rows(&self.ctx, &dataset, &self.tables.log, &log_name, keys).await?;
-        let schema = log_schema(&dataset);
-        let mut read = by_name(&schema, &read).map_err(arrow())?;
+        let read = by_name(&log_schema(&dataset), &read).map_err(arrow())?;
         let from = read.iter().map(RecordBatch::num_rows).sum();
         let mut mine = Vec::with_capacity(from + p.all.num_rows());
         for batch in &read {
             mine.extend(of_file(batch, p.key).map_err(arrow())?);
         }
+        let origin = Origin::of(&dataset, &read, p.key, loaded_at).map_err(arrow())?;
+        let schema = folded_schema(&dataset).map_err(arrow())?;
+        let columns: Vec<usize> = (0..schema.fields().len()).collect();
+        let mut parts = (read.iter())
+            .map(|b| b.project(&columns))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(arrow())?;
         if !mine.contains(&true) {
-            read.push(logged(&dataset, p.all, p.key, loaded_at).map_err(arrow())?);
+            parts.push(flagged(&dataset, p.all).map_err(arrow())?);
             mine.resize(from + p.all.num_rows(), true);
         }
         // One copy of the log's rows and the file's into the fold's batch.
-        let changes = concat_batches(&schema, &read).map_err(arrow())?;
-        Ok((changes, from, mine))
+        let changes = concat_batches(&schema, &parts).map_err(arrow())?;
+        Ok((changes, from, mine, origin))
     }
 
     /// Puts `versions` in place of the versions of the keys `p` touches
@@ -280,19 +290,20 @@ fn by_name(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<RecordBatc
 }
 
 /// The rows of `history_<name>` for `versions` of the keys in `changes`
-/// (of the log's schema).
+/// (the fold's batch), whose origins are `origin`.
 fn versions(
     dataset: &Dataset,
-    changes: &RecordBatch,
+    (changes, origin): (&RecordBatch, &Origin),
     versions: &[Version],
 ) -> Result<RecordBatch, ArrowError> {
     let width = dataset.columns.len();
     let at = |f: fn(&Version) -> Option<u32>| -> UInt32Array { versions.iter().map(f).collect() };
     let values = at(|v| Some(v.values));
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(width + 4);
-    for c in (0..width).chain([width + 1, width + 3]) {
+    for c in 0..width {
         columns.push(take(changes.column(c), &values, None)?);
     }
+    columns.extend(origin.of_rows(versions.iter().map(|v| v.values))?);
     let first = dataset.sequence_by.first().copied().unwrap_or(0);
     columns.push(take(changes.column(first), &at(|v| Some(v.start)), None)?);
     columns.push(take(changes.column(first), &at(|v| v.end), None)?);
