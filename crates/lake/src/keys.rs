@@ -113,6 +113,23 @@ fn register_key_columns(
     Ok(())
 }
 
+/// A query context for joins of a table with a batch of keys
+/// ([`keyed_rows`]): the keys, in memory already, build one hash table that
+/// every partition of the table's scan probes, where DataFusion would
+/// repartition both sides by hash for more than 128K keys (copying every
+/// row of the table once more on the way).
+pub(crate) fn keys_session() -> SessionContext {
+    let ctx = deltalake::delta_datafusion::create_session().into_inner();
+    {
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        let optimizer = &mut state.config_mut().options_mut().optimizer;
+        optimizer.hash_join_single_partition_threshold = 1 << 30;
+        optimizer.hash_join_single_partition_threshold_rows = 1 << 27;
+    }
+    ctx
+}
+
 /// Every column of the rows of `table` (registered in `ctx` as `name`,
 /// keyed as `dataset`) whose key is one of `keys` (key columns, each key
 /// once).
@@ -273,5 +290,52 @@ fn first_row_long(batches: &[RecordBatch], at: usize) -> Result<i64, LakeError> 
     match batches.iter().find(|b| b.num_rows() > 0) {
         Some(batch) => Ok(first_long(batch.column(at))?.unwrap_or(0)),
         None => Ok(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::Int64Array;
+    use deltalake::datafusion::physical_plan::displayable;
+    use deltalake::protocol::SaveMode;
+
+    /// A new lake whose orders table holds orders 1 to `n`.
+    async fn orders(n: i64) -> (tempfile::TempDir, Lake) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::lake_url(dir.path().to_str().unwrap()).unwrap();
+        let mut lake = Lake::open(&root).await.unwrap();
+        let rows = crate::upsert::commit::tests::orders(1..=n);
+        let table = lake.sets[0].target.clone();
+        let written = table.write(vec![rows]).with_save_mode(SaveMode::Append);
+        lake.sets[0].target = written.await.unwrap();
+        (dir, lake)
+    }
+
+    /// 200,000 keys joined with a table of 300,000 rows: the keys build one
+    /// hash table (`CollectLeft`) in [`keys_session`], where a default
+    /// context repartitions both sides (`Partitioned`); the rows are the same.
+    #[tokio::test]
+    async fn a_large_batch_of_keys_builds_one_hash_table() {
+        let (_dir, lake) = orders(300_000).await;
+        let d = lake.sets[0].dataset.clone();
+        let (table, name) = (&lake.sets[0].target, TableName::Target(d.clone()));
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(100_001..=300_000));
+        let sql = format!(
+            "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
+            name.sql(),
+            key_join(&d)
+        );
+        let default = deltalake::delta_datafusion::create_session().into_inner();
+        for (ctx, mode) in [(keys_session(), "CollectLeft"), (default, "Partitioned")] {
+            register_key_columns(&ctx, &d, vec![keys.clone()]).unwrap();
+            let planned = crate::table::prepared(&ctx, table, &name, &sql, Vec::new());
+            let plan = planned.await.unwrap().create_physical_plan().await.unwrap();
+            let text = displayable(plan.as_ref()).indent(true).to_string();
+            assert!(text.contains(&format!("mode={mode}")), "{text}");
+            let read = keyed_rows(&ctx, &d, table, &name, vec![keys.clone()]).await;
+            let rows: usize = read.unwrap().iter().map(RecordBatch::num_rows).sum();
+            assert_eq!(rows, 200_000);
+        }
     }
 }

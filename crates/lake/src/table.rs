@@ -255,7 +255,7 @@ pub(crate) async fn query_stream(
 
 /// The plan of `sql` over the table registered as `name`, its placeholders
 /// bound to `params`.
-async fn prepared(
+pub(crate) async fn prepared(
     ctx: &SessionContext,
     table: &DeltaTable,
     name: &TableName,

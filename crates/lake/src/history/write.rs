@@ -69,7 +69,7 @@ pub(crate) struct HistoryWriter {
 impl HistoryWriter {
     /// A writer of `dataset`'s history `tables`.
     pub(crate) fn new(dataset: Arc<Dataset>, tables: HistoryTables) -> Self {
-        let ctx = deltalake::delta_datafusion::create_session().into_inner();
+        let ctx = crate::keys::keys_session();
         Self {
             dataset,
             tables,

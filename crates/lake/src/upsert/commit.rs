@@ -247,14 +247,14 @@ pub(crate) fn writer_properties() -> WriterProperties {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{lake_url, Lake};
     use deltalake::DeltaTable;
     use deltaload_core::Dataset;
 
     /// Orders `ids` as rows of the orders table.
-    fn orders(ids: std::ops::RangeInclusive<i64>) -> RecordBatch {
+    pub(crate) fn orders(ids: std::ops::RangeInclusive<i64>) -> RecordBatch {
         let mut csv =
             String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
         for id in ids {

@@ -23,7 +23,7 @@
 //! versions. `tests/e2e/upsert_engines.rs` proves it equal to delta-rs's MERGE.
 
 mod aligned;
-mod commit;
+pub(crate) mod commit;
 mod deletions;
 mod dv;
 mod edges;
