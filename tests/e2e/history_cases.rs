@@ -26,6 +26,38 @@ fn history(sb: &deltaload_tests::Sandbox) -> Vec<String> {
         .collect()
 }
 
+/// Every version names the file of the change whose values it holds
+/// (found by its key and `updated_at` among the example's files), and
+/// carries that file's load time: one per file, a different one each.
+fn lineage_is_the_values_file(sb: &deltaload_tests::Sandbox) {
+    let mut file_of = std::collections::HashMap::new();
+    for name in EXAMPLE {
+        let text = std::fs::read_to_string(format!("../examples/history/changes/{name}"));
+        for line in text.expect("example file").lines().skip(1) {
+            let cells: Vec<&str> = line.split(',').collect();
+            file_of.insert((cells[1].to_string(), cells[4].to_string()), name);
+        }
+    }
+    let csv = crate::with_spec_ok(sb, &["show", "history_customers", "--format", "csv"]);
+    let mut loaded = std::collections::BTreeMap::new();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let name = file_of[&(cells[0].to_string(), cells[3].to_string())];
+        assert!(
+            cells[4].ends_with(&format!("/{name}")),
+            "{line}: from {name}"
+        );
+        let at = loaded.entry(cells[4]).or_insert(cells[5]);
+        assert_eq!(*at, cells[5], "{line}: one load time per file");
+    }
+    let times: std::collections::BTreeSet<_> = loaded.values().collect();
+    assert_eq!(
+        times.len(),
+        loaded.len(),
+        "a load time per file: {loaded:?}"
+    );
+}
+
 fn paths(order: &[usize]) -> Vec<String> {
     (order.iter())
         .map(|&i| format!("raw/changes/{}", EXAMPLE[i]))
@@ -56,6 +88,7 @@ fn the_worked_example_gives_the_same_history_in_either_order() {
             ],
         };
         assert_eq!(figures(&out), expected, "order {order:?}: {out}");
+        lineage_is_the_values_file(&sb);
         histories.push(history(&sb));
     }
     let sb = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &[]);
