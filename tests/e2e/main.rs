@@ -39,6 +39,7 @@ mod load_cli;
 mod long_loads;
 mod lost_state;
 mod maintenance;
+mod maintenance_mor;
 mod memory_budget;
 mod merge_on_read;
 mod one_file_deletes;
