@@ -18,12 +18,7 @@ fn figures(out: &str) -> Vec<String> {
 /// columns (`source_file`, `loaded_at`, which sit before the bounds).
 fn history(sb: &deltaload_tests::Sandbox) -> Vec<String> {
     let csv = crate::with_spec_ok(sb, &["show", "history_customers", "--format", "csv"]);
-    csv.lines()
-        .map(|l| {
-            let cells: Vec<&str> = l.split(',').collect();
-            [&cells[..4], &cells[6..]].concat().join(",")
-        })
-        .collect()
+    crate::shown_versions(&csv)
 }
 
 /// Every version names the file of the change whose values it holds

@@ -110,6 +110,20 @@ pub fn shown_rows(csv: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The lines of a history's `show --format csv`, without its lineage
+/// columns (`source_file`, `loaded_at`, which sit before the two bounds).
+pub fn shown_versions(csv: &str) -> Vec<String> {
+    (csv.lines())
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            let lineage = cells.len().saturating_sub(4);
+            [&cells[..lineage], &cells[lineage + 2..]]
+                .concat()
+                .join(",")
+        })
+        .collect()
+}
+
 /// `deltaload serve --once` on the stack's queue into `lake`, with `extra` arguments.
 pub fn serve_once(
     stack: &deltaload_tests::localstack::Stack,

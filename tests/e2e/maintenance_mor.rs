@@ -19,9 +19,7 @@ fn has_deletion_vectors(dir: &std::path::Path) -> bool {
 /// feed, and the `show --format csv` of its table and history.
 fn customers() -> (Sandbox, impl Fn(&Sandbox) -> [String; 2]) {
     let text = crate::history::spec_text("merge_on_read = true\nchange_data_feed = true");
-    let spec = deltaload_core::Spec::parse(&text, "spec.toml").expect("spec");
-    let sb = Sandbox::with_spec(spec);
-    std::fs::write(sb.dir.path().join("spec.toml"), text).expect("write spec");
+    let sb = crate::example_sandbox(&text, ("history", "changes"), &[]);
     let shown = |sb: &Sandbox| {
         ["customers", "history_customers"]
             .map(|t| crate::with_spec_ok(sb, &["show", t, "--format", "csv"]))
@@ -52,20 +50,6 @@ fn load_customers(sb: &Sandbox, n: i64) -> String {
         .to_string()
 }
 
-/// `show --format csv` lines without the lineage columns (`source_file`,
-/// `loaded_at`): the 5th and 6th of a history, the last two of a table.
-fn without_lineage(csv: &str, history: bool) -> Vec<String> {
-    (csv.lines())
-        .map(|l| {
-            let cells: Vec<&str> = l.split(',').collect();
-            match history {
-                true => [&cells[..4], &cells[6..]].concat().join(","),
-                false => cells[..cells.len() - 2].join(","),
-            }
-        })
-        .collect()
-}
-
 /// A merge-on-read table and its history, rows of both marked deleted in
 /// deletion vectors, compacted by maintain: not a row of either changes,
 /// and the next load gives the figures and history it gives without it.
@@ -91,11 +75,8 @@ async fn maintain_compacts_merge_on_read_tables_and_their_history_without_changi
     assert_eq!(load_customers(&sb, 6), load_customers(&clean, 6));
     let [table, history] = shown(&sb);
     let [clean_table, clean_history] = shown(&clean);
-    let rows = without_lineage(&history, true);
-    assert_eq!(rows, without_lineage(&clean_history, true));
+    let rows = crate::shown_versions(&history);
+    assert_eq!(rows, crate::shown_versions(&clean_history));
     assert!(rows.len() > 5, "{history}");
-    assert_eq!(
-        without_lineage(&table, false),
-        without_lineage(&clean_table, false)
-    );
+    assert_eq!(crate::shown_rows(&table), crate::shown_rows(&clean_table));
 }

@@ -141,12 +141,16 @@ pub(crate) async fn keyed_rows(
     keys: Vec<ArrayRef>,
 ) -> Result<Vec<RecordBatch>, LakeError> {
     register_key_columns(ctx, dataset, keys)?;
-    let sql = format!(
+    query(ctx, table, name, &keyed_rows_sql(dataset, name)).await
+}
+
+/// The query of [`keyed_rows`].
+fn keyed_rows_sql(dataset: &Dataset, name: &TableName) -> String {
+    format!(
         "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
         name.sql(),
         key_join(dataset)
-    );
-    query(ctx, table, name, &sql).await
+    )
 }
 
 impl Lake {
@@ -321,11 +325,7 @@ mod tests {
         let d = lake.sets[0].dataset.clone();
         let (table, name) = (&lake.sets[0].target, TableName::Target(d.clone()));
         let keys: ArrayRef = Arc::new(Int64Array::from_iter_values(100_001..=300_000));
-        let sql = format!(
-            "SELECT t.* FROM {} t JOIN {KEYS} b ON {}",
-            name.sql(),
-            key_join(&d)
-        );
+        let sql = keyed_rows_sql(&d, &name);
         let default = deltalake::delta_datafusion::create_session().into_inner();
         for (ctx, mode) in [(keys_session(), "CollectLeft"), (default, "Partitioned")] {
             register_key_columns(&ctx, &d, vec![keys.clone()]).unwrap();
