@@ -109,6 +109,18 @@ impl Picks {
         updated: &[Take],
         keys: &[usize],
     ) -> Result<Vec<ArrayRef>, ArrowError> {
+        Ok(self.assemble_ordered(sources, width, updated, keys)?.0)
+    }
+
+    /// [`Picks::assemble`], and the order it gave the rows: the `o`-th row
+    /// of the output is the `order[o]`-th row picked.
+    pub fn assemble_ordered(
+        self,
+        sources: &[&RecordBatch],
+        width: usize,
+        updated: &[Take],
+        keys: &[usize],
+    ) -> Result<(Vec<ArrayRef>, UInt32Array), ArrowError> {
         let offsets = offsets(sources)?;
         let kept =
             UInt32Array::from_iter_values(self.kept.iter().map(|&(s, r)| (offsets[s] + r) as u32));
@@ -117,7 +129,18 @@ impl Picks {
             .map(|&k| take(pool(sources, k)?.as_ref(), &kept, None))
             .collect::<Result<Vec<_>, _>>()?;
         let order = key_order(&key_columns)?;
-        self.gather(sources, &offsets, width, updated, order.values())
+        let columns = self.gather(sources, &offsets, width, updated, order.values())?;
+        Ok((columns, order))
+    }
+
+    /// How many rows have been picked so far.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether no row has been picked.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
     }
 
     /// The output's first `width` columns as [`Picks::assemble`] makes

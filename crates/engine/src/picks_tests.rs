@@ -200,3 +200,29 @@ fn runs_and_pooled_gathers_give_the_rows_picked() {
         assert_eq!(got(&out[1]), names, "{name}");
     }
 }
+
+// The order given with the output says which pick each output row is: here
+// the updates picked first are told from the insert picked last.
+#[test]
+fn the_order_given_says_which_pick_each_row_is() {
+    let file = batch(vec![1, 5, 9], vec![Some("a"), Some("e"), Some("i")]);
+    let changes = batch(vec![9, 1, 4], vec![Some("I"), Some("A"), Some("D")]);
+    let mut picks = Picks::default();
+    let hits = [(0, 1, Action::Update), (2, 0, Action::Update)];
+    picks.updates(0, 1, &hits);
+    let updates = picks.len();
+    picks.inserts(1, &[2]);
+    assert_eq!((updates, picks.len()), (2, 3));
+    let (out, order) = picks
+        .assemble_ordered(&[&file, &changes], 2, &[Take::Kept, Take::Set], &[0])
+        .unwrap();
+    let names = out[1].as_any().downcast_ref::<StringArray>().unwrap();
+    let names: Vec<_> = names.iter().map(Option::unwrap).collect();
+    assert_eq!(names, ["A", "D", "I"]);
+    let updated: Vec<bool> = order
+        .values()
+        .iter()
+        .map(|&o| (o as usize) < updates)
+        .collect();
+    assert_eq!(updated, [true, false, true]);
+}

@@ -119,17 +119,19 @@ pub(crate) async fn write_files(
     write_parts(table, parts(rows), file_bytes, label).await
 }
 
-/// Writes `rows` into new files under the table's folder `under` (as
-/// [`write_files`] does, without a size limit per file), not yet
-/// committed; returns their add actions, each path relative to `under`.
+/// Writes `batches` (of one schema) into new files under the table's
+/// folder `under` (as [`write_files`] does, without a size limit per file),
+/// not yet committed; returns their add actions, each path relative to
+/// `under`.
 pub(crate) async fn write_under(
     table: &DeltaTable,
-    rows: &RecordBatch,
+    batches: &[RecordBatch],
     under: &str,
     label: &str,
 ) -> Result<Vec<Add>, LakeError> {
     let store = Arc::new(PrefixStore::new(table.object_store(), under));
-    write_parts_to(table, store, parts(rows), None, label).await
+    let parts = batches.iter().flat_map(parts).collect();
+    write_parts_to(table, store, parts, None, label).await
 }
 
 /// `rows` cut for writing: large outputs into consecutive key ranges, one

@@ -13,7 +13,7 @@
 
 use super::aligned::updated_mask;
 use super::read;
-use super::rows_out::Outcome;
+use super::rows_out::{Appended, Outcome};
 use crate::error::LakeError;
 use deltalake::arrow::array::{ArrayRef, StringArray};
 use deltalake::arrow::datatypes::{DataType, Field, Schema};
@@ -56,32 +56,28 @@ pub(crate) fn writes_feed(table: &DeltaTable) -> Result<bool, DeltaTableError> {
         .is_some_and(|v| v.eq_ignore_ascii_case("true")))
 }
 
-/// The feed of the decisions in `outcome`: deletes, pre-images, post-images,
-/// inserts, in that order (a pre-image and its post-image at the same place
-/// among their kind); `None` when nothing changes. The files where a row
-/// changes are read whole, from `store`.
+/// The feed of the decisions in `outcome`, in batches: deletes and
+/// pre-images, then post-images and inserts; none when nothing changes.
+/// The files where a row changes are read whole, from `store`. The
+/// post-images and inserts are picked from the changes (a pre-image and
+/// its post-image at the same place among their kind) or, given the rows
+/// a merge-on-read upsert appends (`appended`), are those rows, in key
+/// order.
 pub(super) async fn rows(
     store: Arc<dyn ObjectStore>,
     dataset: &Dataset,
     aligned: &Aligned,
     outcome: &Outcome<'_>,
+    appended: Option<&Appended>,
     label: &str,
-) -> Result<Option<RecordBatch>, LakeError> {
+) -> Result<Vec<RecordBatch>, LakeError> {
     let Outcome {
         met,
-        candidates,
         rewritten,
         inserted,
+        ..
     } = *outcome;
-    let width = aligned.schema.fields().len();
-    let all: Vec<usize> = (0..width).collect();
-    let files_read = rewritten.iter().map(|&f| &candidates[f]);
-    let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
-    let mut files = Vec::with_capacity(rewritten.len());
-    while let Some(file) = reads.next().await {
-        files.push(file?.batch);
-    }
-    drop(reads);
+    let files = changed_files(store, aligned, outcome, label).await?;
     let changes = files.len();
     let mut picks = Picks::default();
     picks.reborn_in(changes, aligned.flags());
@@ -96,28 +92,84 @@ pub(super) async fn rows(
             picks.rows(source, &rows);
         }
     }
-    for (source, &f) in rewritten.iter().enumerate() {
-        picks.updates(source, changes, &met.hits[f]);
-    }
-    counts[2] = counts[1];
-    picks.rows(changes, inserted);
-    counts[3] = inserted.len();
-    if counts.iter().all(|&n| n == 0) {
-        return Ok(None);
+    if appended.is_none() {
+        for (source, &f) in rewritten.iter().enumerate() {
+            picks.updates(source, changes, &met.hits[f]);
+        }
+        picks.rows(changes, inserted);
+        (counts[2], counts[3]) = (counts[1], inserted.len());
     }
     let mut sources: Vec<&RecordBatch> = files.iter().collect();
     sources.push(&aligned.changes);
     let updated = updated_mask(dataset, &aligned.schema);
     let mut columns = picks
-        .in_order(&sources, width, &updated)
+        .in_order(&sources, aligned.schema.fields().len(), &updated)
         .map_err(LakeError::arrow(label))?;
     columns.push(change_types(counts));
-    let mut fields: Vec<Field> = (aligned.schema.fields().iter())
+    let schema = feed_schema(&aligned.schema);
+    let picked = RecordBatch::try_new(schema.clone(), columns).map_err(LakeError::arrow(label))?;
+    let mut batches = vec![picked];
+    if let Some(appended) = appended {
+        let expected = (counts[1], inserted.len());
+        batches.push(appended_rows(schema, appended, expected, label)?);
+    }
+    batches.retain(|b| b.num_rows() > 0);
+    Ok(batches)
+}
+
+/// The files where `outcome` changes a row, read whole from `store`.
+async fn changed_files(
+    store: Arc<dyn ObjectStore>,
+    aligned: &Aligned,
+    outcome: &Outcome<'_>,
+    label: &str,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+    let files_read = (outcome.rewritten.iter()).map(|&f| &outcome.candidates[f]);
+    let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
+    let mut files = Vec::with_capacity(outcome.rewritten.len());
+    while let Some(file) = reads.next().await {
+        files.push(file?.batch);
+    }
+    Ok(files)
+}
+
+/// The feed's columns: the table's, each nullable, and [`CHANGE_TYPE`].
+fn feed_schema(table: &Schema) -> Arc<Schema> {
+    let mut fields: Vec<Field> = (table.fields().iter())
         .map(|f| f.as_ref().clone().with_nullable(true))
         .collect();
     fields.push(Field::new(CHANGE_TYPE, DataType::Utf8, false));
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns);
-    Ok(Some(batch.map_err(LakeError::arrow(label))?))
+    Arc::new(Schema::new(fields))
+}
+
+/// The rows a merge-on-read upsert appends as feed rows, each a
+/// post-image or an insert; an error unless they are as many of each as
+/// `expected` (the upsert's updates and inserts).
+fn appended_rows(
+    schema: Arc<Schema>,
+    appended: &Appended,
+    expected: (usize, usize),
+    label: &str,
+) -> Result<RecordBatch, LakeError> {
+    let updates = appended.updated.iter().filter(|&&u| u).count();
+    let inserts = appended.updated.len() - updates;
+    if (updates, inserts) != expected || appended.rows.num_rows() != appended.updated.len() {
+        return Err(LakeError::Invariant {
+            table: label.to_string(),
+            detail: format!(
+                "the change data feed has {updates} post-images and {inserts} inserts \
+                 among {} rows appended, where the upsert updated {} rows and inserted {}",
+                appended.rows.num_rows(),
+                expected.0,
+                expected.1
+            ),
+        });
+    }
+    let types = (appended.updated.iter()).map(|&u| TYPES[if u { 2 } else { 3 }]);
+    let mut columns = appended.rows.columns().to_vec();
+    columns.push(Arc::new(StringArray::from_iter_values(types)));
+    RecordBatch::try_new(schema, columns).map_err(LakeError::arrow(label))
 }
 
 /// The `_change_type` column of a feed of `counts` rows of each of [`TYPES`].
@@ -128,14 +180,14 @@ fn change_types(counts: [usize; 4]) -> ArrayRef {
     Arc::new(StringArray::from(types))
 }
 
-/// Writes `rows` (a feed) into new files under `_change_data/`, not yet
+/// Writes `batches` (a feed) into new files under `_change_data/`, not yet
 /// committed; returns their `cdc` actions.
 async fn write(
     table: &DeltaTable,
-    rows: &RecordBatch,
+    batches: &[RecordBatch],
     label: &str,
 ) -> Result<Vec<Action>, LakeError> {
-    let adds = super::commit::write_under(table, rows, CHANGE_DATA, label).await?;
+    let adds = super::commit::write_under(table, batches, CHANGE_DATA, label).await?;
     Ok(adds
         .into_iter()
         .map(|add| {
@@ -165,12 +217,14 @@ impl crate::Lake {
     }
 
     /// The `cdc` actions of the feed of an upsert's decisions, its files
-    /// written; none when dataset `ds`'s table keeps no feed.
+    /// written; none when dataset `ds`'s table keeps no feed. `appended`:
+    /// the rows a merge-on-read upsert appends.
     pub(super) async fn feed(
         &self,
         ds: usize,
         aligned: &Aligned,
         outcome: &Outcome<'_>,
+        appended: Option<&Appended>,
         label: &str,
     ) -> Result<Vec<Action>, LakeError> {
         let table = &self.sets[ds].target;
@@ -179,9 +233,41 @@ impl crate::Lake {
             return Ok(Vec::new());
         }
         let dataset = &self.sets[ds].dataset;
-        match rows(table.object_store(), dataset, aligned, outcome, label).await? {
-            Some(rows) => write(table, &rows, label).await,
-            None => Ok(Vec::new()),
+        let store = table.object_store();
+        let batches = rows(store, dataset, aligned, outcome, appended, label).await?;
+        match batches.is_empty() {
+            true => Ok(Vec::new()),
+            false => write(table, &batches, label).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::{Array, Int64Array};
+
+    fn appended(updated: Vec<bool>) -> Appended {
+        let ids = Int64Array::from_iter_values(0..updated.len() as i64);
+        let rows = RecordBatch::try_from_iter([("id", Arc::new(ids) as ArrayRef)]).unwrap();
+        Appended { rows, updated }
+    }
+
+    // Each appended row is a post-image or an insert as its flag says, and a
+    // feed whose rows disagree with the upsert's figures is never written.
+    #[test]
+    fn appended_rows_are_post_images_and_inserts_as_the_upsert_counted() {
+        let schema = feed_schema(&Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let rows = appended(vec![true, false, true]);
+        let feed = appended_rows(schema.clone(), &rows, (2, 1), "t").unwrap();
+        let types = feed
+            .column(1)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        let types: Vec<_> = types.iter().map(Option::unwrap).collect();
+        assert_eq!(types, ["update_postimage", "insert", "update_postimage"]);
+        let wrong = appended_rows(schema, &rows, (1, 2), "t").unwrap_err();
+        assert!(matches!(wrong, LakeError::Invariant { .. }), "{wrong}");
     }
 }

@@ -193,7 +193,7 @@ impl Lake {
     ) -> Result<(commit::Replacement, u64), LakeError> {
         let dataset = &self.sets[ds].dataset;
         let store = self.sets[ds].target.object_store();
-        let (rows, (written, groups)) = match dataset.merge_on_read {
+        let (appended, (written, groups)) = match dataset.merge_on_read {
             false => {
                 let sources = (outcome.candidates, outcome.met);
                 let written = self.rewrite_met(ds, aligned, sources, outcome.inserted);
@@ -206,7 +206,9 @@ impl Lake {
             }
         };
         lap("written");
-        let cdc = self.feed(ds, aligned, outcome, label).await?;
+        let cdc = self.feed(ds, aligned, outcome, appended.as_ref(), label);
+        let cdc = cdc.await?;
+        let rows = appended.map(|a| a.rows);
         let (removes, kept, dv_file) =
             rows_out::removed(&store, dataset.merge_on_read, outcome, label).await?;
         let replacement = commit::Replacement {

@@ -23,6 +23,13 @@ pub(super) struct Outcome<'a> {
     pub inserted: &'a [u32],
 }
 
+/// The rows a merge-on-read upsert appends, sorted by key.
+pub(super) struct Appended {
+    pub rows: RecordBatch,
+    /// Per row: an updated key's new version (`true`) or an inserted key.
+    pub updated: Vec<bool>,
+}
+
 /// The rows appended beside the kept files of a merge-on-read table (their
 /// changed rows marked deleted), read from `store` as far as needed; `lap`
 /// is told when the files have been read.
@@ -32,7 +39,7 @@ pub(super) async fn rows_out(
     aligned: &Aligned,
     outcome: &Outcome<'_>,
     (label, lap): (&str, &(dyn Fn(&str) + Sync)),
-) -> Result<RecordBatch, LakeError> {
+) -> Result<Appended, LakeError> {
     let Outcome {
         met,
         candidates,
@@ -76,14 +83,21 @@ pub(super) async fn rows_out(
             picks.inserts(read_whole.len(), &updates);
         }
     }
+    let updates = picks.len();
     picks.inserts(read_whole.len(), inserted);
     lap("read");
     let mut sources: Vec<&RecordBatch> = read.iter().collect();
     sources.push(&aligned.changes);
-    let columns = picks
-        .assemble(&sources, all.len(), &updated, &key_positions)
+    let (columns, order) = picks
+        .assemble_ordered(&sources, all.len(), &updated, &key_positions)
         .map_err(LakeError::arrow(label))?;
-    RecordBatch::try_new(aligned.schema.clone(), columns).map_err(LakeError::arrow(label))
+    let rows =
+        RecordBatch::try_new(aligned.schema.clone(), columns).map_err(LakeError::arrow(label))?;
+    let updated = order.values().iter().map(|&o| (o as usize) < updates);
+    Ok(Appended {
+        rows,
+        updated: updated.collect(),
+    })
 }
 
 /// The files that leave the table: the rewritten ones removed (copy-on-write),

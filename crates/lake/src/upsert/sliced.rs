@@ -274,7 +274,7 @@ impl Lake {
             inserted: &inserted,
         };
         let label = self.sets[ds].dataset.name.clone();
-        let cdc = self.feed(ds, aligned, &outcome, &label).await?;
+        let cdc = self.feed(ds, aligned, &outcome, None, &label).await?;
         Ok((counts, rewritten, adds, cdc))
     }
 }
