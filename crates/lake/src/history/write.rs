@@ -218,14 +218,13 @@ impl HistoryWriter {
         let name = TableName::HistoryLog(self.dataset.clone());
         let log = self.tables.log.clone();
         tokio::spawn(async move {
-            let url = log.table_url().clone();
-            let commit = writer(LOG_WRITER, &log);
-            (log.write(vec![new]))
-                .with_save_mode(SaveMode::Append)
-                .with_writer_properties(crate::upsert::writer_properties())
-                .with_commit_properties(commit)
-                .await
-                .map_err(LakeError::delta(name.as_str(), &url))
+            let label = name.as_str();
+            let snapshot = log
+                .snapshot()
+                .map_err(LakeError::delta(&label, log.table_url()))?;
+            let rows = aligned(&snapshot.snapshot().arrow_schema(), &[new]);
+            let rows = rows.map_err(LakeError::arrow(&label))?;
+            crate::upsert::append(&log, &rows, writer(LOG_WRITER, &log), &label).await
         })
     }
 

@@ -119,6 +119,31 @@ pub(crate) async fn write_files(
     write_parts(table, parts(rows), file_bytes, label).await
 }
 
+/// Appends `rows` (in the table's schema) to `table` in one commit made
+/// with `properties`, their files written a part per core (delta-rs's
+/// write encodes one batch on one core). Returns the table as committed.
+pub(crate) async fn append(
+    table: &DeltaTable,
+    rows: &RecordBatch,
+    properties: CommitProperties,
+    label: &str,
+) -> Result<DeltaTable, LakeError> {
+    let url = table.table_url().clone();
+    let adds = write_files(table, rows, crate::ORDERS_FILE_BYTES, label).await?;
+    let operation = DeltaOperation::Write {
+        mode: deltalake::protocol::SaveMode::Append,
+        partition_by: None,
+        predicate: None,
+    };
+    let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
+    let done = CommitBuilder::from(properties)
+        .with_actions(adds.into_iter().map(Action::Add).collect())
+        .build(Some(snapshot), table.log_store(), operation)
+        .await
+        .map_err(LakeError::delta(label, &url))?;
+    Ok(crate::table::at_commit(table, &done))
+}
+
 /// Writes `batches` (of one schema) into new files under the table's
 /// folder `under` (as [`write_files`] does, without a size limit per file),
 /// not yet committed; returns their add actions, each path relative to
@@ -240,7 +265,7 @@ const DICTIONARY_BYTES: usize = 64 * 1024;
 
 /// How new data files are written: delta-rs's settings (Snappy), the
 /// dictionary given up sooner.
-pub(crate) fn writer_properties() -> WriterProperties {
+fn writer_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_created_by(format!("deltaload version {}", env!("CARGO_PKG_VERSION")))
         .set_compression(Compression::SNAPPY)
@@ -249,123 +274,5 @@ pub(crate) fn writer_properties() -> WriterProperties {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::{lake_url, Lake};
-    use deltalake::DeltaTable;
-    use deltaload_core::Dataset;
-
-    /// Orders `ids` as rows of the orders table.
-    pub(crate) fn orders(ids: std::ops::RangeInclusive<i64>) -> RecordBatch {
-        let mut csv =
-            String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
-        for id in ids {
-            csv.push_str(&format!("{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"));
-        }
-        let d = Dataset::orders();
-        let parsed = crate::read_changes(&d, "/landing/x.csv", csv.as_bytes())
-            .unwrap()
-            .unwrap();
-        let changes = crate::changes::Changes::of_file(parsed.newest, "/landing/x.csv");
-        let mut rows = changes.target_batch(&d, 0).unwrap();
-        rows.remove_column(rows.num_columns() - 1);
-        rows
-    }
-
-    /// A new lake's orders table, in a folder kept while it lives.
-    async fn orders_table() -> (tempfile::TempDir, DeltaTable) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
-        let lake = Lake::open(&root).await.unwrap();
-        (dir, lake.sets[0].target.clone())
-    }
-
-    async fn add(table: &DeltaTable, ids: std::ops::RangeInclusive<i64>) -> Result<u64, LakeError> {
-        add_marked(table, ids, None).await
-    }
-
-    async fn add_marked(
-        table: &DeltaTable,
-        ids: std::ops::RangeInclusive<i64>,
-        mark: Option<&str>,
-    ) -> Result<u64, LakeError> {
-        use deltalake::datafusion::prelude::lit;
-        let predicate =
-            crate::predicates::column("order_id").between(lit(*ids.start()), lit(*ids.end()));
-        let replacement = Replacement {
-            rows: Some(orders(ids)),
-            written: Vec::new(),
-            removes: Vec::new(),
-            kept: Vec::new(),
-            dv_file: None,
-            cdc: Vec::new(),
-            predicate: Some(predicate),
-            metadata: serde_json::json!({}),
-            app: None,
-        };
-        let mark = mark.map(str::to_string);
-        let (table, _) = commit(table, replacement, (8 << 20, mark), "orders").await?;
-        Ok(table.version().unwrap_or(0))
-    }
-
-    /// Two upserts that started from the same version: disjoint key ranges
-    /// both commit, with no retry of ours (delta-rs finds no conflict); a
-    /// range holding keys the winner added is a conflict, retried by the load.
-    #[tokio::test]
-    async fn disjoint_key_ranges_both_commit_and_overlapping_ones_conflict() {
-        let (_dir, start) = orders_table().await;
-        let first = add(&start, 1..=10).await.unwrap();
-        let second = add(&start, 1_000..=1_010).await.unwrap();
-        assert_eq!(second, first + 1);
-        let overlapping = add(&start, 5..=6).await.unwrap_err();
-        assert!(crate::retry::is_conflict(&overlapping), "{overlapping}");
-    }
-
-    /// Commits that set a snapshot's marks conflict even over disjoint key
-    /// ranges: two snapshots never both commit against the same marks.
-    #[tokio::test]
-    async fn two_commits_setting_marks_conflict_over_disjoint_keys() {
-        let (_dir, start) = orders_table().await;
-        let first = add_marked(&start, 1..=10, Some("{}")).await.unwrap();
-        let late = add_marked(&start, 1_000..=1_010, Some("{}")).await;
-        let late = late.unwrap_err();
-        assert!(crate::retry::is_conflict(&late), "{late}");
-        let mut table = start.clone();
-        table.update_state().await.unwrap();
-        assert_eq!(table.version(), Some(first));
-        let marks = crate::table::property(&table, "orders", crate::snapshot::MARKS_PROPERTY);
-        assert_eq!(marks.unwrap().as_deref(), Some("{}"));
-    }
-
-    /// A column of distinct values (order_id here) gives its dictionary up
-    /// at 64 KiB, not at Parquet's 1 MiB; one of few values (status) keeps
-    /// its dictionary for all its rows.
-    #[tokio::test]
-    async fn a_column_of_distinct_values_gives_its_dictionary_up_early() {
-        use deltalake::parquet::file::reader::{FileReader, SerializedFileReader};
-        let (_dir, table) = orders_table().await;
-        let rows = orders(1..=100_000);
-        let adds = write_files(&table, &rows, u64::MAX, "orders")
-            .await
-            .unwrap();
-        let path = deltalake::Path::from(adds[0].path.as_str());
-        let bytes = table.object_store().get(&path).await.unwrap();
-        let file = SerializedFileReader::new(bytes.bytes().await.unwrap()).unwrap();
-        let group = file.metadata().row_group(0);
-        let dictionary = |c: usize| {
-            let chunk = group.column(c);
-            let start = chunk.dictionary_page_offset().expect("a dictionary page");
-            (chunk.data_page_offset() - start) as usize
-        };
-        // 100,000 distinct order ids: 800,000 bytes of dictionary by default.
-        assert!(dictionary(0) < 80 * 1024, "{} bytes", dictionary(0));
-        assert!(dictionary(2) < 1024, "the status's few values");
-        let plain = |c: usize| {
-            group
-                .column(c)
-                .encodings()
-                .any(|e| e == deltalake::parquet::basic::Encoding::PLAIN)
-        };
-        assert!(plain(0), "the ids fall back to plain values");
-    }
-}
+#[path = "commit_tests.rs"]
+pub(crate) mod tests;
