@@ -134,13 +134,8 @@ impl Picks {
     }
 
     /// How many rows have been picked so far.
-    pub fn len(&self) -> usize {
+    pub fn picked(&self) -> usize {
         self.kept.len()
-    }
-
-    /// Whether no row has been picked.
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
     }
 
     /// The output's first `width` columns as [`Picks::assemble`] makes

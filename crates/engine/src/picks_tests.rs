@@ -210,9 +210,9 @@ fn the_order_given_says_which_pick_each_row_is() {
     let mut picks = Picks::default();
     let hits = [(0, 1, Action::Update), (2, 0, Action::Update)];
     picks.updates(0, 1, &hits);
-    let updates = picks.len();
+    let updates = picks.picked();
     picks.inserts(1, &[2]);
-    assert_eq!((updates, picks.len()), (2, 3));
+    assert_eq!((updates, picks.picked()), (2, 3));
     let (out, order) = picks
         .assemble_ordered(&[&file, &changes], 2, &[Take::Kept, Take::Set], &[0])
         .unwrap();

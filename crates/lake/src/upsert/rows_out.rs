@@ -83,7 +83,7 @@ pub(super) async fn rows_out(
             picks.inserts(read_whole.len(), &updates);
         }
     }
-    let updates = picks.len();
+    let updates = picks.picked();
     picks.inserts(read_whole.len(), inserted);
     lap("read");
     let mut sources: Vec<&RecordBatch> = read.iter().collect();
