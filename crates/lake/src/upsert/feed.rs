@@ -58,11 +58,11 @@ pub(crate) fn writes_feed(table: &DeltaTable) -> Result<bool, DeltaTableError> {
 
 /// The feed of the decisions in `outcome`, in batches: deletes and
 /// pre-images, then post-images and inserts; none when nothing changes.
-/// The files where a row changes are read whole, from `store`. The
-/// post-images and inserts are picked from the changes (a pre-image and
-/// its post-image at the same place among their kind) or, given the rows
-/// a merge-on-read upsert appends (`appended`), are those rows, in key
-/// order.
+/// The rows a change deletes or updates are read from `store` (those rows
+/// only). The post-images and inserts are picked from the changes (a
+/// pre-image and its post-image at the same place among their kind) or,
+/// given the rows a merge-on-read upsert appends (`appended`), are those
+/// rows, in key order.
 pub(super) async fn rows(
     store: Arc<dyn ObjectStore>,
     dataset: &Dataset,
@@ -71,20 +71,14 @@ pub(super) async fn rows(
     appended: Option<&Appended>,
     label: &str,
 ) -> Result<Vec<RecordBatch>, LakeError> {
-    let Outcome {
-        met,
-        rewritten,
-        inserted,
-        ..
-    } = *outcome;
-    let files = changed_files(store, aligned, outcome, label).await?;
+    let (files, hits) = changed_rows(store, aligned, outcome, label).await?;
     let changes = files.len();
     let mut picks = Picks::default();
     picks.reborn_in(changes, aligned.flags());
     let mut counts = [0usize; 4];
     for (kind, decision) in [(0, Decision::Delete), (1, Decision::Update)] {
-        for (source, &f) in rewritten.iter().enumerate() {
-            let rows: Vec<u32> = (met.hits[f].iter())
+        for (source, hits) in hits.iter().enumerate() {
+            let rows: Vec<u32> = (hits.iter())
                 .filter(|h| h.2 == decision)
                 .map(|h| h.0)
                 .collect();
@@ -93,11 +87,11 @@ pub(super) async fn rows(
         }
     }
     if appended.is_none() {
-        for (source, &f) in rewritten.iter().enumerate() {
-            picks.updates(source, changes, &met.hits[f]);
+        for (source, hits) in hits.iter().enumerate() {
+            picks.updates(source, changes, hits);
         }
-        picks.rows(changes, inserted);
-        (counts[2], counts[3]) = (counts[1], inserted.len());
+        picks.rows(changes, outcome.inserted);
+        (counts[2], counts[3]) = (counts[1], outcome.inserted.len());
     }
     let mut sources: Vec<&RecordBatch> = files.iter().collect();
     sources.push(&aligned.changes);
@@ -110,28 +104,55 @@ pub(super) async fn rows(
     let picked = RecordBatch::try_new(schema.clone(), columns).map_err(LakeError::arrow(label))?;
     let mut batches = vec![picked];
     if let Some(appended) = appended {
-        let expected = (counts[1], inserted.len());
+        let expected = (counts[1], outcome.inserted.len());
         batches.push(appended_rows(schema, appended, expected, label)?);
     }
     batches.retain(|b| b.num_rows() > 0);
     Ok(batches)
 }
 
-/// The files where `outcome` changes a row, read whole from `store`.
-async fn changed_files(
+/// A decision on a row of a table's file: its row, the change, the action.
+type Hit = (u32, u32, Decision);
+
+/// For each file where `outcome` deletes or updates a row: those rows,
+/// read from `store` in the order of their positions, and the decisions
+/// on them, each naming its row by its place among the rows read.
+async fn changed_rows(
     store: Arc<dyn ObjectStore>,
     aligned: &Aligned,
     outcome: &Outcome<'_>,
     label: &str,
-) -> Result<Vec<RecordBatch>, LakeError> {
+) -> Result<(Vec<RecordBatch>, Vec<Vec<Hit>>), LakeError> {
     let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-    let files_read = (outcome.rewritten.iter()).map(|&f| &outcome.candidates[f]);
-    let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
-    let mut files = Vec::with_capacity(outcome.rewritten.len());
-    while let Some(file) = reads.next().await {
-        files.push(file?.batch);
+    let mut wanted = Vec::with_capacity(outcome.rewritten.len());
+    let mut hits = Vec::with_capacity(outcome.rewritten.len());
+    for &f in outcome.rewritten {
+        let changing: Vec<Hit> = (outcome.met.hits[f].iter())
+            .filter(|h| h.2 != Decision::Stale)
+            .copied()
+            .collect();
+        let (at, local) = read_in_order(changing);
+        wanted.push((&outcome.candidates[f], at));
+        hits.push(local);
     }
-    Ok(files)
+    let mut reads = read::read_files_at(store, wanted, &aligned.schema, &all, label);
+    let mut files = Vec::with_capacity(hits.len());
+    while let Some(file) = reads.next().await {
+        files.push(file?);
+    }
+    Ok((files, hits))
+}
+
+/// The positions `hits` name, ascending and each once, and `hits` with
+/// each position replaced by its place among them.
+fn read_in_order(mut hits: Vec<Hit>) -> (Vec<u32>, Vec<Hit>) {
+    let mut at: Vec<u32> = hits.iter().map(|h| h.0).collect();
+    at.sort_unstable();
+    at.dedup();
+    for h in &mut hits {
+        h.0 = at.partition_point(|&p| p < h.0) as u32;
+    }
+    (at, hits)
 }
 
 /// The feed's columns: the table's, each nullable, and [`CHANGE_TYPE`].
@@ -269,5 +290,23 @@ mod tests {
         assert_eq!(types, ["update_postimage", "insert", "update_postimage"]);
         let wrong = appended_rows(schema, &rows, (1, 2), "t").unwrap_err();
         assert!(matches!(wrong, LakeError::Invariant { .. }), "{wrong}");
+    }
+
+    // The rows read are the positions named, ascending and each once, and
+    // every decision names its row by its place among them.
+    #[test]
+    fn each_decision_names_its_row_among_the_rows_read() {
+        let hits = vec![
+            (40, 0, Decision::Update),
+            (7, 1, Decision::Delete),
+            (40, 2, Decision::Update),
+            (12, 3, Decision::Update),
+        ];
+        let (at, local) = read_in_order(hits.clone());
+        assert_eq!(at, [7, 12, 40]);
+        for (h, l) in hits.iter().zip(&local) {
+            assert_eq!(at[l.0 as usize], h.0);
+            assert_eq!((l.1, l.2), (h.1, h.2));
+        }
     }
 }

@@ -6,8 +6,9 @@ use deltalake::arrow::compute::{cast, concat_batches};
 use deltalake::arrow::datatypes::{Schema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::DeletionVectorDescriptor;
-use deltalake::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use deltalake::parquet::arrow::arrow_reader::{ParquetRecordBatchReaderBuilder, RowSelection};
 use deltalake::parquet::arrow::ProjectionMask;
+use deltalake::parquet::file::reader::ChunkReader;
 use deltalake::{ObjectStore, Path};
 use object_store::ObjectStoreExt as _;
 use std::sync::Arc;
@@ -26,23 +27,111 @@ pub(crate) async fn read_columns(
     wanted: &[usize],
     table: &str,
 ) -> Result<FileRows, LakeError> {
-    let failed = |detail: String| {
+    let failed = failure(path, table);
+    let builder = open(&store, path, &failed).await?;
+    let (batch, rows) = decode(builder, (schema, wanted), None, (table, &failed))?;
+    let Some(dv) = dv else {
+        return Ok(FileRows {
+            batch,
+            rows,
+            live: None,
+        });
+    };
+    let deleted = super::dv::read(&store, &dv).await.map_err(failed)?;
+    let live: Vec<u32> = (0..rows as u32)
+        .filter(|&r| !deleted.contains(u64::from(r)))
+        .collect();
+    let batch =
+        deltalake::arrow::compute::take_record_batch(&batch, &UInt32Array::from(live.clone()))
+            .map_err(LakeError::arrow(table))?;
+    Ok(FileRows {
+        batch,
+        rows,
+        live: Some(live),
+    })
+}
+
+/// Columns `wanted` of the live rows `at` (ascending positions among the
+/// file's live rows, as [`read_columns`] numbers them) of the file at
+/// `path`, in that order: the other rows' values are skipped, not decoded
+/// into arrays.
+pub(crate) async fn read_columns_at(
+    store: Arc<dyn ObjectStore>,
+    (path, dv): (&Path, Option<DeletionVectorDescriptor>),
+    (schema, wanted): (&SchemaRef, &[usize]),
+    at: &[u32],
+    table: &str,
+) -> Result<RecordBatch, LakeError> {
+    let failed = failure(path, table);
+    let builder = open(&store, path, &failed).await?;
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let deleted = match dv {
+        Some(dv) => Some(super::dv::read(&store, &dv).await.map_err(&failed)?),
+        None => None,
+    };
+    let physical: Vec<usize> = match &deleted {
+        None => at.iter().map(|&r| r as usize).collect(),
+        Some(deleted) => {
+            let mut live = (0..rows).filter(|&r| !deleted.contains(r as u64));
+            let mut next = 0;
+            let mut out = Vec::with_capacity(at.len());
+            for &r in at {
+                let skip = (r as usize).checked_sub(next).ok_or_else(|| {
+                    failed(format!("live rows asked for out of order at row {r}"))
+                })?;
+                next = r as usize + 1;
+                out.extend(live.nth(skip));
+            }
+            out
+        }
+    };
+    if physical.len() != at.len() || physical.last().is_some_and(|&r| r >= rows) {
+        return Err(failed(format!(
+            "{} live rows asked for, {} found among the file's {rows}",
+            at.len(),
+            physical.len()
+        )));
+    }
+    let ranges = physical.iter().map(|&r| r..r + 1);
+    let selection = RowSelection::from_consecutive_ranges(ranges, rows);
+    let (batch, _) = decode(builder, (schema, wanted), Some(selection), (table, &failed))?;
+    Ok(batch)
+}
+
+/// What a failed read of the data file at `path` says.
+fn failure<'a>(path: &'a Path, table: &'a str) -> impl Fn(String) -> LakeError + 'a {
+    move |detail: String| {
         LakeError::Invariant {
         table: table.to_string(),
-        detail: format!("reading data file {path}: {detail}; check that the table's files are intact (deltaload audit)"),
+        detail: format!(
+            "reading data file {path}: {detail}; check that the table's files are intact (deltaload audit)"
+        ),
     }
-    };
-    // One GET of the whole file (at most the target file size): fewer round
-    // trips on S3 than reading the column chunks one by one.
-    let bytes = store
-        .get(path)
-        .await
-        .map_err(|e| failed(e.to_string()))?
-        .bytes()
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| failed(e.to_string()))?;
+    }
+}
+
+/// A reader of the file at `path`, fetched in one GET of the whole file
+/// (at most the target file size): fewer round trips on S3 than reading
+/// the column chunks one by one.
+async fn open(
+    store: &Arc<dyn ObjectStore>,
+    path: &Path,
+    failed: &impl Fn(String) -> LakeError,
+) -> Result<ParquetRecordBatchReaderBuilder<impl ChunkReader + 'static>, LakeError> {
+    let got = store.get(path).await.map_err(|e| failed(e.to_string()))?;
+    let bytes = got.bytes().await.map_err(|e| failed(e.to_string()))?;
+    ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| failed(e.to_string()))
+}
+
+/// Columns `wanted` of the rows of `builder`'s file (those `selection`
+/// keeps, if given) as one batch in the table's types, and how many rows
+/// the file holds.
+fn decode<T: ChunkReader + 'static>(
+    builder: ParquetRecordBatchReaderBuilder<T>,
+    (schema, wanted): (&SchemaRef, &[usize]),
+    selection: Option<RowSelection>,
+    (table, failed): (&str, &impl Fn(String) -> LakeError),
+) -> Result<(RecordBatch, u64), LakeError> {
     let file_schema = builder.schema().clone();
     // Batches of the file's rows (at most 16M), so that a file of one row
     // group (as the table's writers make them) comes in one batch and is
@@ -54,11 +143,11 @@ pub(crate) async fn read_columns(
         .filter_map(|&i| file_schema.index_of(schema.field(i).name()).ok())
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(batch_rows)
-        .build()
-        .map_err(|e| failed(e.to_string()))?;
+    let mut builder = builder.with_projection(mask).with_batch_size(batch_rows);
+    if let Some(selection) = selection {
+        builder = builder.with_row_selection(selection);
+    }
+    let reader = builder.build().map_err(|e| failed(e.to_string()))?;
     let batches: Vec<RecordBatch> = reader
         .collect::<Result<_, _>>()
         .map_err(|e| failed(e.to_string()))?;
@@ -92,25 +181,7 @@ pub(crate) async fn read_columns(
         deltalake::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows));
     let batch = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &options)
         .map_err(LakeError::arrow(table))?;
-    let Some(dv) = dv else {
-        return Ok(FileRows {
-            batch,
-            rows: rows as u64,
-            live: None,
-        });
-    };
-    let deleted = super::dv::read(&store, &dv).await.map_err(failed)?;
-    let live: Vec<u32> = (0..rows as u32)
-        .filter(|&r| !deleted.contains(u64::from(r)))
-        .collect();
-    let batch =
-        deltalake::arrow::compute::take_record_batch(&batch, &UInt32Array::from(live.clone()))
-            .map_err(LakeError::arrow(table))?;
-    Ok(FileRows {
-        batch,
-        rows: rows as u64,
-        live: Some(live),
-    })
+    Ok((batch, u64::try_from(file_rows).unwrap_or(0)))
 }
 
 /// Target files read at once.
@@ -126,19 +197,52 @@ pub(crate) fn read_files<'a>(
     wanted: &[usize],
     table: &str,
 ) -> impl futures::Stream<Item = Result<FileRows, LakeError>> + Send + 'static {
-    use futures::StreamExt;
     let jobs: Vec<(Path, Option<DeletionVectorDescriptor>)> = files
         .map(|f| (f.path.clone(), f.add.deletion_vector.clone()))
         .collect();
     let (schema, wanted, table) = (schema.clone(), wanted.to_vec(), table.to_string());
+    spawned(jobs, move |(path, dv)| {
+        let (store, schema) = (store.clone(), schema.clone());
+        let (wanted, table) = (wanted.clone(), table.clone());
+        async move { read_columns(store, &path, dv, &schema, &wanted, &table).await }
+    })
+}
+
+/// Columns `wanted` of the live rows `at` of each file of `files`, in their
+/// order, as [`read_columns_at`] reads them, each a task of its own.
+pub(crate) fn read_files_at(
+    store: Arc<dyn ObjectStore>,
+    files: Vec<(&super::files::TargetFile, Vec<u32>)>,
+    schema: &SchemaRef,
+    wanted: &[usize],
+    table: &str,
+) -> impl futures::Stream<Item = Result<RecordBatch, LakeError>> + Send + 'static {
+    let jobs: Vec<(Path, Option<DeletionVectorDescriptor>, Vec<u32>)> = (files.into_iter())
+        .map(|(f, at)| (f.path.clone(), f.add.deletion_vector.clone(), at))
+        .collect();
+    let (schema, wanted, table) = (schema.clone(), wanted.to_vec(), table.to_string());
+    spawned(jobs, move |(path, dv, at)| {
+        let (store, schema) = (store.clone(), schema.clone());
+        let (wanted, table) = (wanted.clone(), table.clone());
+        async move { read_columns_at(store, (&path, dv), (&schema, &wanted), &at, &table).await }
+    })
+}
+
+/// `read` of each of `jobs`, a task each, [`READ_AHEAD`] at a time, in
+/// the jobs' order.
+fn spawned<J, T, F, R>(
+    jobs: Vec<J>,
+    read: F,
+) -> impl futures::Stream<Item = Result<T, LakeError>> + Send + 'static
+where
+    J: Send + 'static,
+    T: Send + 'static,
+    F: Fn(J) -> R + Send + 'static,
+    R: std::future::Future<Output = Result<T, LakeError>> + Send + 'static,
+{
+    use futures::StreamExt;
     futures::stream::iter(jobs)
-        .map(move |(path, dv)| {
-            let (store, schema) = (store.clone(), schema.clone());
-            let (wanted, table) = (wanted.clone(), table.clone());
-            tokio::spawn(
-                async move { read_columns(store, &path, dv, &schema, &wanted, &table).await },
-            )
-        })
+        .map(move |job| tokio::spawn(read(job)))
         .buffered(READ_AHEAD)
         .map(|joined| match joined {
             Ok(read) => read,
@@ -147,4 +251,90 @@ pub(crate) fn read_files<'a>(
                 detail: format!("a read of a data file failed: {e}"),
             }),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::{AsArray, Int64Array, StringArray};
+    use deltalake::arrow::datatypes::Int64Type;
+    use deltalake::parquet::arrow::ArrowWriter;
+    use deltalake::parquet::file::properties::WriterProperties;
+    use roaring::RoaringTreemap;
+
+    /// A file of `id` 0..100 and its text, in row groups of 16 rows, and
+    /// a deletion vector of every third row, in `store`.
+    async fn file(store: &Arc<dyn ObjectStore>) -> (Path, DeletionVectorDescriptor, SchemaRef) {
+        let ids = Int64Array::from_iter_values(0..100);
+        let texts = StringArray::from_iter_values((0..100).map(|i| format!("row {i}")));
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(ids) as ArrayRef),
+            ("text", Arc::new(texts) as ArrayRef),
+        ])
+        .unwrap();
+        let properties = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(16))
+            .build();
+        let mut bytes = Vec::new();
+        let mut writer =
+            ArrowWriter::try_new(&mut bytes, batch.schema(), Some(properties)).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        let path = Path::from("part-0.parquet");
+        store.put(&path, bytes.into()).await.unwrap();
+        let deleted: RoaringTreemap = (0..100u64).step_by(3).collect();
+        let (dv_path, dv_bytes, mut dvs) = crate::upsert::dv::write(&[deleted]).unwrap();
+        store.put(&dv_path, dv_bytes.into()).await.unwrap();
+        (path, dvs.remove(0), batch.schema())
+    }
+
+    fn ids(batch: &RecordBatch) -> Vec<i64> {
+        batch
+            .column(0)
+            .as_primitive::<Int64Type>()
+            .values()
+            .to_vec()
+    }
+
+    /// Live rows asked for by their place among the live rows are the rows
+    /// a whole read gives there, over several row groups, with and without
+    /// the deletion vector; rows asked for twice or out of order are refused.
+    #[tokio::test]
+    async fn the_rows_asked_for_are_those_of_a_whole_read() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let (path, dv, schema) = file(&store).await;
+        let at = [0u32, 1, 2, 15, 16, 40, 65];
+        for dv in [None, Some(dv.clone())] {
+            let whole = read_columns(store.clone(), &path, dv.clone(), &schema, &[0, 1], "t");
+            let whole = whole.await.unwrap().batch;
+            let some = read_columns_at(store.clone(), (&path, dv), (&schema, &[1, 0]), &at, "t");
+            let some = some.await.unwrap();
+            let expected: Vec<i64> = at.iter().map(|&r| ids(&whole)[r as usize]).collect();
+            assert_eq!(
+                some.column(1).as_primitive::<Int64Type>().values().to_vec(),
+                expected
+            );
+            let texts = some.column(0).as_string::<i32>();
+            assert_eq!(texts.value(3), format!("row {}", expected[3]));
+        }
+        // Every third row deleted: live row 1 is row 2 of the file.
+        let read = read_columns_at(
+            store.clone(),
+            (&path, Some(dv.clone())),
+            (&schema, &[0]),
+            &[1],
+            "t",
+        );
+        assert_eq!(ids(&read.await.unwrap()), [2]);
+        for wrong in [&[3u32, 2][..], &[2, 2], &[66]] {
+            let read = read_columns_at(
+                store.clone(),
+                (&path, Some(dv.clone())),
+                (&schema, &[0]),
+                wrong,
+                "t",
+            );
+            assert!(read.await.is_err(), "{wrong:?}");
+        }
+    }
 }
