@@ -53,8 +53,8 @@ pub(crate) async fn read_columns(
 
 /// Columns `wanted` of the live rows `at` (ascending positions among the
 /// file's live rows, as [`read_columns`] numbers them) of the file at
-/// `path`, in that order: the other rows' values are skipped, not decoded
-/// into arrays.
+/// `path`, in that order: only those rows are kept (where they lie dense,
+/// Parquet's reader decodes a page's other values and drops them).
 pub(crate) async fn read_columns_at(
     store: Arc<dyn ObjectStore>,
     (path, dv): (&Path, Option<DeletionVectorDescriptor>),
