@@ -38,9 +38,7 @@ pub(crate) async fn read_columns(
         });
     };
     let deleted = super::dv::read(&store, &dv).await.map_err(failed)?;
-    let live: Vec<u32> = (0..rows as u32)
-        .filter(|&r| !deleted.contains(u64::from(r)))
-        .collect();
+    let live = live_rows(rows, &deleted);
     let batch =
         deltalake::arrow::compute::take_record_batch(&batch, &UInt32Array::from(live.clone()))
             .map_err(LakeError::arrow(table))?;
@@ -64,38 +62,39 @@ pub(crate) async fn read_columns_at(
 ) -> Result<RecordBatch, LakeError> {
     let failed = failure(path, table);
     let builder = open(&store, path, &failed).await?;
-    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let rows = builder.metadata().file_metadata().num_rows();
+    let rows = u64::try_from(rows).unwrap_or(0);
+    if at.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(failed("live rows asked for twice or out of order".into()));
+    }
     let deleted = match dv {
         Some(dv) => Some(super::dv::read(&store, &dv).await.map_err(&failed)?),
         None => None,
     };
-    let physical: Vec<usize> = match &deleted {
-        None => at.iter().map(|&r| r as usize).collect(),
-        Some(deleted) => {
-            let mut live = (0..rows).filter(|&r| !deleted.contains(r as u64));
-            let mut next = 0;
-            let mut out = Vec::with_capacity(at.len());
-            for &r in at {
-                let skip = (r as usize).checked_sub(next).ok_or_else(|| {
-                    failed(format!("live rows asked for out of order at row {r}"))
-                })?;
-                next = r as usize + 1;
-                out.extend(live.nth(skip));
-            }
-            out
-        }
-    };
-    if physical.len() != at.len() || physical.last().is_some_and(|&r| r >= rows) {
-        return Err(failed(format!(
-            "{} live rows asked for, {} found among the file's {rows}",
-            at.len(),
-            physical.len()
-        )));
-    }
+    let live = deleted.map(|deleted| live_rows(rows, &deleted));
+    let physical = (at.iter())
+        .map(|&r| match &live {
+            Some(live) => live.get(r as usize).map(|&p| p as usize),
+            None => (u64::from(r) < rows).then_some(r as usize),
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| {
+            failed(format!(
+                "a row asked for lies past the file's live rows ({rows} with the deleted)"
+            ))
+        })?;
     let ranges = physical.iter().map(|&r| r..r + 1);
-    let selection = RowSelection::from_consecutive_ranges(ranges, rows);
+    let selection = RowSelection::from_consecutive_ranges(ranges, rows as usize);
     let (batch, _) = decode(builder, (schema, wanted), Some(selection), (table, &failed))?;
     Ok(batch)
+}
+
+/// The positions of the live rows of a file of `rows` rows: those the
+/// deletion vector's `deleted` leaves.
+fn live_rows(rows: u64, deleted: &roaring::RoaringTreemap) -> Vec<u32> {
+    (0..rows as u32)
+        .filter(|&r| !deleted.contains(u64::from(r)))
+        .collect()
 }
 
 /// What a failed read of the data file at `path` says.
@@ -326,15 +325,15 @@ mod tests {
             "t",
         );
         assert_eq!(ids(&read.await.unwrap()), [2]);
-        for wrong in [&[3u32, 2][..], &[2, 2], &[66]] {
-            let read = read_columns_at(
-                store.clone(),
-                (&path, Some(dv.clone())),
-                (&schema, &[0]),
-                wrong,
-                "t",
-            );
-            assert!(read.await.is_err(), "{wrong:?}");
+        let wrongs = [(&[3u32, 2][..], true), (&[2, 2], true), (&[66], true)];
+        let wrongs =
+            wrongs
+                .into_iter()
+                .chain([(&[3u32, 2][..], false), (&[2, 2], false), (&[100], false)]);
+        for (wrong, with_dv) in wrongs {
+            let dv = with_dv.then(|| dv.clone());
+            let read = read_columns_at(store.clone(), (&path, dv), (&schema, &[0]), wrong, "t");
+            assert!(read.await.is_err(), "{wrong:?}, deletion vector: {with_dv}");
         }
     }
 }
