@@ -20,7 +20,7 @@ use deltalake::arrow::compute::{cast, concat_batches, filter_record_batch};
 use deltalake::arrow::datatypes::{DataType, Schema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::prelude::{Expr, SessionContext};
-use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::Action;
 use deltalake::protocol::{DeltaOperation, SaveMode};
 use deltalake::DeltaTable;
@@ -235,20 +235,13 @@ async fn commit(
     predicate: &Expr,
     label: &str,
 ) -> Result<DeltaTable, LakeError> {
-    let url = table.table_url().clone();
-    let delta = || LakeError::delta(label, &url);
     let operation = DeltaOperation::Write {
         mode: SaveMode::Overwrite,
         partition_by: None,
         predicate: Some(crate::predicates::sql_of(predicate)?),
     };
-    let snapshot = table.snapshot().map_err(delta())?;
-    let done = CommitBuilder::from(CommitProperties::default())
-        .with_actions(actions)
-        .build(Some(snapshot), table.log_store(), operation)
-        .await
-        .map_err(delta())?;
-    Ok(crate::table::at_commit(table, &done))
+    let properties = CommitProperties::default();
+    crate::table::commit_actions(table, actions, operation, properties, label).await
 }
 
 /// The removes of the `files` holding a row `selection` selects, and the

@@ -2,7 +2,7 @@
 
 use crate::error::LakeError;
 use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::kernel::transaction::{CommitBuilder, CommitProperties};
+use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::{Action, Add, MetadataExt as _, Remove};
 use deltalake::logstore::object_store::prefix::PrefixStore;
 use deltalake::logstore::ObjectStoreRef;
@@ -52,7 +52,6 @@ pub(crate) async fn commit(
     label: &str,
 ) -> Result<(DeltaTable, u64), LakeError> {
     let url = table.table_url().clone();
-    let delta = LakeError::delta(label, &url);
     let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
     let mut actions: Vec<Action> = replacement.written.into_iter().map(Action::Add).collect();
     if let Some(rows) = replacement.rows.filter(|r| r.num_rows() > 0) {
@@ -100,12 +99,8 @@ pub(crate) async fn commit(
     if let Some(app) = replacement.app {
         properties = properties.with_application_transaction(app);
     }
-    let done = CommitBuilder::from(properties)
-        .with_actions(actions)
-        .build(Some(snapshot), table.log_store(), operation)
-        .await
-        .map_err(delta)?;
-    Ok((crate::table::at_commit(table, &done), added))
+    let table = crate::table::commit_actions(table, actions, operation, properties, label).await?;
+    Ok((table, added))
 }
 
 /// Writes `rows` into new data files of at most `file_bytes` each, not yet
@@ -128,20 +123,14 @@ pub(crate) async fn append(
     properties: CommitProperties,
     label: &str,
 ) -> Result<DeltaTable, LakeError> {
-    let url = table.table_url().clone();
     let adds = write_files(table, rows, crate::ORDERS_FILE_BYTES, label).await?;
     let operation = DeltaOperation::Write {
         mode: deltalake::protocol::SaveMode::Append,
         partition_by: None,
         predicate: None,
     };
-    let snapshot = table.snapshot().map_err(LakeError::delta(label, &url))?;
-    let done = CommitBuilder::from(properties)
-        .with_actions(adds.into_iter().map(Action::Add).collect())
-        .build(Some(snapshot), table.log_store(), operation)
-        .await
-        .map_err(LakeError::delta(label, &url))?;
-    Ok(crate::table::at_commit(table, &done))
+    let actions = adds.into_iter().map(Action::Add).collect();
+    crate::table::commit_actions(table, actions, operation, properties, label).await
 }
 
 /// Writes `batches` (of one schema) into new files under the table's
