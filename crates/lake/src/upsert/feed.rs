@@ -12,7 +12,7 @@
 //! post-images as rows updated, `insert` rows as rows inserted.
 
 use super::aligned::updated_mask;
-use super::read;
+use super::read::{self, Hit};
 use super::rows_out::{Appended, Outcome};
 use crate::error::LakeError;
 use deltalake::arrow::array::{ArrayRef, StringArray};
@@ -111,9 +111,6 @@ pub(super) async fn rows(
     Ok(batches)
 }
 
-/// A decision on a row of a table's file: its row, the change, the action.
-type Hit = (u32, u32, Decision);
-
 /// For each file where `outcome` deletes or updates a row: those rows,
 /// read from `store` in the order of their positions, and the decisions
 /// on them, each naming its row by its place among the rows read.
@@ -131,7 +128,7 @@ async fn changed_rows(
             .filter(|h| h.2 != Decision::Stale)
             .copied()
             .collect();
-        let (at, local) = read_in_order(changing);
+        let (at, local) = read::in_order(changing);
         wanted.push((&outcome.candidates[f], at));
         hits.push(local);
     }
@@ -141,18 +138,6 @@ async fn changed_rows(
         files.push(file?);
     }
     Ok((files, hits))
-}
-
-/// The positions `hits` name, ascending and each once, and `hits` with
-/// each position replaced by its place among them.
-fn read_in_order(mut hits: Vec<Hit>) -> (Vec<u32>, Vec<Hit>) {
-    let mut at: Vec<u32> = hits.iter().map(|h| h.0).collect();
-    at.sort_unstable();
-    at.dedup();
-    for h in &mut hits {
-        h.0 = at.partition_point(|&p| p < h.0) as u32;
-    }
-    (at, hits)
 }
 
 /// The feed's columns: the table's, each nullable, and [`CHANGE_TYPE`].
@@ -290,23 +275,5 @@ mod tests {
         assert_eq!(types, ["update_postimage", "insert", "update_postimage"]);
         let wrong = appended_rows(schema, &rows, (1, 2), "t").unwrap_err();
         assert!(matches!(wrong, LakeError::Invariant { .. }), "{wrong}");
-    }
-
-    // The rows read are the positions named, ascending and each once, and
-    // every decision names its row by its place among them.
-    #[test]
-    fn each_decision_names_its_row_among_the_rows_read() {
-        let hits = vec![
-            (40, 0, Decision::Update),
-            (7, 1, Decision::Delete),
-            (40, 2, Decision::Update),
-            (12, 3, Decision::Update),
-        ];
-        let (at, local) = read_in_order(hits.clone());
-        assert_eq!(at, [7, 12, 40]);
-        for (h, l) in hits.iter().zip(&local) {
-            assert_eq!(at[l.0 as usize], h.0);
-            assert_eq!((l.1, l.2), (h.1, h.2));
-        }
     }
 }

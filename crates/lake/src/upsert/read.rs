@@ -183,6 +183,22 @@ fn decode<T: ChunkReader + 'static>(
     Ok((batch, u64::try_from(file_rows).unwrap_or(0)))
 }
 
+/// A decision on a row of a table's file: its row, the change, the action.
+pub(super) type Hit = (u32, u32, deltaload_engine::Action);
+
+/// The positions `hits` name, ascending and each once (as
+/// [`read_columns_at`] takes them), and `hits` with each position replaced
+/// by its place among them.
+pub(super) fn in_order(mut hits: Vec<Hit>) -> (Vec<u32>, Vec<Hit>) {
+    let mut at: Vec<u32> = hits.iter().map(|h| h.0).collect();
+    at.sort_unstable();
+    at.dedup();
+    for h in &mut hits {
+        h.0 = at.partition_point(|&p| p < h.0) as u32;
+    }
+    (at, hits)
+}
+
 /// Target files read at once.
 const READ_AHEAD: usize = 4;
 
@@ -259,6 +275,7 @@ mod tests {
     use deltalake::arrow::datatypes::Int64Type;
     use deltalake::parquet::arrow::ArrowWriter;
     use deltalake::parquet::file::properties::WriterProperties;
+    use deltaload_engine::Action;
     use roaring::RoaringTreemap;
 
     /// A file of `id` 0..100 and its text, in row groups of 16 rows, and
@@ -334,6 +351,24 @@ mod tests {
             let dv = with_dv.then(|| dv.clone());
             let read = read_columns_at(store.clone(), (&path, dv), (&schema, &[0]), wrong, "t");
             assert!(read.await.is_err(), "{wrong:?}, deletion vector: {with_dv}");
+        }
+    }
+
+    // The rows read are the positions named, ascending and each once, and
+    // every decision names its row by its place among them.
+    #[test]
+    fn each_decision_names_its_row_among_the_rows_read() {
+        let hits = vec![
+            (40, 0, Action::Update),
+            (7, 1, Action::Delete),
+            (40, 2, Action::Update),
+            (12, 3, Action::Update),
+        ];
+        let (at, local) = in_order(hits.clone());
+        assert_eq!(at, [7, 12, 40]);
+        for (h, l) in hits.iter().zip(&local) {
+            assert_eq!(at[l.0 as usize], h.0);
+            assert_eq!((l.1, l.2), (h.1, h.2));
         }
     }
 }

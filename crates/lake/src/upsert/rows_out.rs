@@ -4,7 +4,7 @@
 
 use super::aligned::updated_mask;
 use super::files::TargetFile;
-use super::read;
+use super::read::{self, Hit};
 use crate::error::LakeError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::kernel::{Add, Remove};
@@ -50,27 +50,31 @@ pub(super) async fn rows_out(
     let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
     let updated = updated_mask(dataset, &aligned.schema);
     // A changed file stays, its changed rows marked deleted and their new
-    // versions appended; it is read only when an update keeps some of the
-    // row's columns.
+    // versions appended; its updated rows are read when an update keeps
+    // some of the row's columns, those rows only.
     let covers = (0..all.len()).all(|i| updated[i] == Take::Set || key_positions.contains(&i));
-    let read_whole: Vec<usize> = match covers {
-        true => Vec::new(),
-        false => rewritten
-            .iter()
+    let mut wanted = Vec::new();
+    let mut hits = Vec::new();
+    for &f in rewritten.iter().filter(|_| !covers) {
+        let updating: Vec<Hit> = (met.hits[f].iter())
+            .filter(|h| h.2 == Action::Update)
             .copied()
-            .filter(|&f| met.hits[f].iter().any(|h| h.2 == Action::Update))
-            .collect(),
-    };
+            .collect();
+        if !updating.is_empty() {
+            let (at, local) = read::in_order(updating);
+            wanted.push((&candidates[f], at));
+            hits.push(local);
+        }
+    }
+    let changes = hits.len();
     let mut picks = Picks::default();
-    picks.reborn_in(read_whole.len(), aligned.flags());
-    let files_read = read_whole.iter().map(|&f| &candidates[f]);
-    let mut reads = read::read_files(store, files_read, &aligned.schema, &all, label);
-    let mut read = Vec::with_capacity(read_whole.len());
-    while let Some(file) = reads.next().await {
-        let file = file?.batch;
-        let hits = &met.hits[read_whole[read.len()]];
-        picks.updates(read.len(), read_whole.len(), hits);
-        read.push(file);
+    picks.reborn_in(changes, aligned.flags());
+    let mut reads = read::read_files_at(store, wanted, &aligned.schema, &all, label);
+    let mut read = Vec::with_capacity(changes);
+    while let Some(rows) = reads.next().await {
+        let rows = rows?;
+        picks.updates(read.len(), changes, &hits[read.len()]);
+        read.push(rows);
     }
     drop(reads);
     if covers {
@@ -80,11 +84,11 @@ pub(super) async fn rows_out(
                 .filter(|h| h.2 == Action::Update)
                 .map(|h| h.1)
                 .collect();
-            picks.inserts(read_whole.len(), &updates);
+            picks.inserts(changes, &updates);
         }
     }
     let updates = picks.picked();
-    picks.inserts(read_whole.len(), inserted);
+    picks.inserts(changes, inserted);
     lap("read");
     let mut sources: Vec<&RecordBatch> = read.iter().collect();
     sources.push(&aligned.changes);
