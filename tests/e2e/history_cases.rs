@@ -60,7 +60,8 @@ fn paths(order: &[usize]) -> Vec<String> {
 }
 
 /// The worked example of docs/datasets.md: the late file last and first,
-/// the lines the docs describe, and the same history both ways.
+/// the lines the docs describe, and the same history both ways; day 2
+/// loaded again with `--force` changes no version.
 #[test]
 fn the_worked_example_gives_the_same_history_in_either_order() {
     let mut histories = Vec::new();
@@ -85,6 +86,14 @@ fn the_worked_example_gives_the_same_history_in_either_order() {
         assert_eq!(figures(&out), expected, "order {order:?}: {out}");
         lineage_is_the_values_file(&sb);
         histories.push(history(&sb));
+        // A file loaded again on purpose changes no version, and says so.
+        let again = crate::with_spec_ok(&sb, &["load", "--force", &files[1]]);
+        let again = figures(&again);
+        assert!(
+            again[0].contains(" 0 versions opened, 0 closed,"),
+            "{again:?}"
+        );
+        assert_eq!(history(&sb), histories[histories.len() - 1]);
     }
     let sb = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &[]);
     let check = crate::with_spec_ok(&sb, &["spec", "check", "spec.toml"]);

@@ -49,7 +49,7 @@ impl Lake {
         let dataset = self.sets[ds].dataset.clone();
         let snapshots =
             (self.recovered_snapshot_histories(ds, parsed, &recovered, loaded_at)).await?;
-        let history = self.spawn_history(ds, parsed, loaded_at).await?;
+        let history = (self.spawn_history(ds, parsed, (loaded_at, opts.force))).await?;
         let table = (self.write_round(ds, parsed, &pending, &mut counts, loaded_at, opts)).await;
         // Waited for whatever the table's write gave, to have its tables back.
         let history = self.finish_history(history, parsed.len()).await;

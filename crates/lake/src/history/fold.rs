@@ -80,6 +80,7 @@ pub(crate) fn fold(
         deletes,
         tracked: tracked.as_ref(),
     };
+    let starts = Starts::of(dataset, changes)?;
     // Reused for every key: most keys have a version or two.
     let (mut now, mut before) = (Vec::new(), Vec::new());
     let mut run = 0;
@@ -91,18 +92,49 @@ pub(crate) fn fold(
             of_key.iter().copied().filter(|&i| !mine[at(&i)]),
             &mut before,
         );
-        // No two changes of a key left are equal in rank: a version is
-        // known by the change that opened it, an end by the one that closed it.
-        for v in &now {
-            let was = before.iter().find(|b| b.start == v.start);
-            out.opened += u64::from(was.is_none());
-            let moved = v.end.is_some() && was.is_none_or(|b| b.end != v.end);
-            out.closed += u64::from(moved);
-        }
+        let (opened, closed) = starts.changed(&before, &now);
+        (out.opened, out.closed) = (out.opened + opened, out.closed + closed);
         out.versions.extend_from_slice(&now);
         run = end;
     }
     Ok(out)
+}
+
+/// The start and end of versions as the history shows them: the value of
+/// the first sequence column of the change that opened or closed each
+/// (`__start_at`, `__end_at`), a null equal to a null.
+struct Starts(DynComparator);
+
+impl Starts {
+    fn of(dataset: &Dataset, changes: &RecordBatch) -> Result<Self, ArrowError> {
+        let first = changes.column(dataset.sequence_by.first().copied().unwrap_or(0));
+        Ok(Self(make_comparator(first, first, SortOptions::default())?))
+    }
+
+    /// Whether changes `a` and `b` show the same start or end.
+    fn same(&self, a: u32, b: u32) -> bool {
+        a == b || (self.0)(a as usize, b as usize).is_eq()
+    }
+
+    /// Of a key's versions `now`, those whose start its versions `before`
+    /// do not show, and those with an end whose start and end no version
+    /// before shows: what a file changed in the history table.
+    fn changed(&self, before: &[Version], now: &[Version]) -> (u64, u64) {
+        let (mut opened, mut closed) = (0, 0);
+        for v in now {
+            // Most versions are known by the change that opened them.
+            let same = |b: &&Version| b.start == v.start || self.same(b.start, v.start);
+            let was = before.iter().find(|b| b.start == v.start);
+            let shown = was.is_some() || before.iter().any(|b| same(&b));
+            opened += u64::from(!shown);
+            let ended = |e: u32| {
+                let held = |b: &Version| b.end.is_some_and(|x| self.same(x, e));
+                was.is_some_and(held) || before.iter().filter(same).any(held)
+            };
+            closed += u64::from(v.end.is_some_and(|e| !ended(e)));
+        }
+        (opened, closed)
+    }
 }
 
 /// The changes' keys: one bigint column without nulls (most keys) compared

@@ -204,6 +204,20 @@ fn any_order_of_the_changes_folds_to_the_same_versions() {
     }
 }
 
+/// `n` random changes of 3 keys, sequences 0 to 4 (ties frequent), a
+/// quarter of them deletes.
+fn tied_changes(state: &mut u64, n: usize) -> Vec<Change> {
+    (0..n)
+        .map(|_| {
+            let key = next(state, 3) as i64;
+            let delete = next(state, 4) == 0;
+            let tier = ["gold", "silver"][next(state, 2) as usize];
+            let email = ["a@x", "b@x"][next(state, 2) as usize];
+            (key, next(state, 5) as i64, delete, tier, email)
+        })
+        .collect()
+}
+
 // Changes ordered by numbers (a bigint key, one integer sequence) are
 // ordered as in the row format, ties of sequence and flag (ranked by the
 // tie-break columns, tier and email) and deletes at an equal sequence
@@ -217,15 +231,7 @@ fn changes_ordered_by_numbers_are_ordered_as_in_the_row_format() {
     let (mut state, mut tied) = (5u64, 0);
     for case in 0..300 {
         let n = 1 + next(&mut state, 16) as usize;
-        let changes: Vec<Change> = (0..n)
-            .map(|_| {
-                let key = next(&mut state, 3) as i64;
-                let delete = next(&mut state, 4) == 0;
-                let tier = ["gold", "silver"][next(&mut state, 2) as usize];
-                let email = ["a@x", "b@x"][next(&mut state, 2) as usize];
-                (key, next(&mut state, 5) as i64, delete, tier, email)
-            })
-            .collect();
+        let changes = tied_changes(&mut state, n);
         let b = batch(&changes);
         let order = Order::new(&d, &b.schema(), &position, Some(width)).unwrap();
         let ints = super::super::bigint_key(&d, &b).unwrap();
@@ -254,5 +260,58 @@ fn changes_ordered_by_numbers_are_ordered_as_in_the_row_format() {
     assert!(
         tied > 50,
         "ties kept apart by their tie-break: {tied} cases"
+    );
+}
+
+/// The history's difference as the table shows it: versions of `now` whose
+/// key and start `before` lacks, and versions of `now` with an end whose
+/// key, start and end `before` lacks.
+fn difference(before: &[Shown], now: &[Shown]) -> (u64, u64) {
+    let opened = (now.iter())
+        .filter(|v| !before.iter().any(|b| (b.0, b.1) == (v.0, v.1)))
+        .count();
+    let closed = (now.iter())
+        .filter(|v| v.2.is_some() && !before.iter().any(|b| (b.0, b.1, b.2) == (v.0, v.1, v.2)))
+        .count();
+    (opened as u64, closed as u64)
+}
+
+type Shown = (i64, i64, Option<i64>, &'static str, &'static str);
+
+// A file's figures are the history's difference with and without it, as
+// its start and end columns show it: 400 random sets of up to 14 changes
+// of 3 keys, sequences 0 to 4 (ties of sequence frequent, a version may
+// then open on another change of the same sequence), the file's changes
+// the last ones, with one, all or no column tracked.
+#[test]
+fn a_files_figures_are_the_historys_difference() {
+    let (mut state, mut moved) = (23u64, 0);
+    let tracking = ["history_columns = [\"tier\"]", "", "history_columns = []"];
+    for case in 0..400 {
+        let n = 1 + next(&mut state, 14) as usize;
+        let changes = tied_changes(&mut state, n);
+        let from = next(&mut state, n as u64 + 1) as usize;
+        let tracked = tracking[case % 3];
+        let before = folded(tracked, &changes[..from], from);
+        let now = folded(tracked, &changes, from);
+        let (before, shown_now) = (shown(&changes, &before), shown(&changes, &now));
+        let expected = difference(&before, &shown_now);
+        assert_eq!(
+            (now.opened, now.closed),
+            expected,
+            "case {case}: {changes:?}, file from {from}"
+        );
+        // A version opened by another change than before, at the same start.
+        let start = |v: &Version| (changes[v.start as usize].0, changes[v.start as usize].1);
+        let old = folded(tracked, &changes[..from], from);
+        moved += usize::from(now.versions.iter().any(|v| {
+            old.versions
+                .iter()
+                .any(|o| start(o) == start(v) && o.start != v.start)
+        }));
+    }
+    assert!(
+        moved > 20,
+        "versions opened by another change of their start: {moved} cases"
     );
 }

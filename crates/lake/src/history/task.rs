@@ -58,14 +58,15 @@ impl Lake {
     }
 
     /// Starts writing the files `parsed` into dataset `ds`'s history, in
-    /// their order, on a task of its own: `None` for a dataset that keeps
+    /// their order, on a task of its own (`forced`: the load was forced,
+    /// [`super::write::FileChanges::forced`]): `None` for a dataset that keeps
     /// none, and for a snapshot dataset (its history follows its commit).
     /// [`Lake::finish_history`] must follow.
     pub(crate) async fn spawn_history(
         &mut self,
         ds: usize,
         parsed: &[Parsed],
-        loaded_at: i64,
+        (loaded_at, forced): (i64, bool),
     ) -> Result<Option<Pending>, LakeError> {
         if self.sets[ds].dataset.snapshot.is_some() {
             return Ok(None);
@@ -91,6 +92,7 @@ impl Lake {
                     key: &f.key,
                     touched: &f.touched,
                     all,
+                    forced,
                 };
                 match writer.write(changes, loaded_at).await {
                     Ok(written) => versions.push(written),

@@ -55,6 +55,12 @@ pub(crate) struct FileChanges<'a> {
     pub touched: &'a RecordBatch,
     /// Every change (of `deltaload_ingest::changes_schema`).
     pub all: &'a RecordBatch,
+    /// Whether the file is loaded again on purpose (`--force`): its figures
+    /// then compare with the history as the log holds it, the file's logged
+    /// changes included, so a file the history holds already changes
+    /// nothing. Otherwise they compare with the history without the file,
+    /// so a load that runs again after a crash counts what it first did.
+    pub forced: bool,
 }
 
 /// A dataset's history tables with a query context of their own, so that
@@ -104,6 +110,10 @@ impl HistoryWriter {
         let ms = |at: std::time::Instant| at.elapsed().as_millis() as u64;
         let (changes, from, mine, origin) = self.logged_changes(&p, loaded_at).await?;
         let read_ms = ms(started);
+        let mine = match p.forced {
+            true => (0..changes.num_rows()).map(|i| i >= from).collect(),
+            false => mine,
+        };
         let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
         let folded_at = std::time::Instant::now();
         let fold_ms = ms(started) - read_ms;

@@ -46,6 +46,7 @@ impl Lake {
             key: &p.key,
             touched: &changes,
             all: &changes,
+            forced: false,
         };
         self.write_changes_history(ds, file, loaded_at).await
     }
