@@ -130,3 +130,32 @@ async fn a_snapshot_whose_history_failed_after_its_commit_loads_again_to_the_sam
     );
     assert_eq!(versions(&root, &spec).await, model(&[&days[0], &days[1]]));
 }
+
+/// A snapshot corrected and loaded again at its date wins in the history
+/// as in the table, whichever its values' tie-break: the open version is
+/// the table's row. (The history ranked the two by their tie-break and
+/// kept the first upload's plan open, a `b` above the correction's `a`.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_corrected_at_its_date_wins_in_the_history_as_in_the_table() {
+    use deltaload_lake::{LoadOptions, SourceFile};
+    let spec = crate::snapshots::spec("sequence_by = [\"exported_on\"]\nhistory = true");
+    let first = Export::dated(0, &[(1, "b"), (2, "a")]);
+    let corrected = Export::dated(0, &[(1, "a"), (2, "b")]);
+    let (_dir, root, mut lake) = crate::snapshots::fresh(&spec).await;
+    for e in [&first, &corrected] {
+        let file = SourceFile::in_memory(e.location(), e.csv());
+        lake.load(&file, LoadOptions::default())
+            .await
+            .expect("load");
+    }
+    let table = TableName::Target(spec.datasets[0].clone());
+    let rows = deltaload_lake::table_rows(&root, &table, "id, plan").await;
+    assert_eq!(rows.expect("table"), [["1", "a"], ["2", "b"]]);
+    let versions = versions(&root, &spec).await;
+    let open: Vec<[&str; 2]> = (versions.iter())
+        .filter(|v| v[5] == "NULL")
+        .map(|v| [v[0].as_str(), v[2].as_str()])
+        .collect();
+    assert_eq!(open, [["1", "a"], ["2", "b"]], "{versions:?}");
+    assert_eq!(versions, model(&[&first, &corrected]));
+}

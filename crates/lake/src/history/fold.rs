@@ -49,16 +49,24 @@ pub(crate) struct Folded {
 /// Folds `changes` (the dataset's columns in order, then a non-null delete
 /// flag) into versions. Rows `from..` are the file's changes; `mine` marks
 /// every row of the file's version (a re-read log may hold them too), left
-/// out of the history the figures compare with.
+/// out of the history the figures compare with. With `arrival` (each
+/// change's load time: a snapshot dataset's), of two changes of a key at
+/// an equal sequence the later loaded ranks higher
+/// ([`super::arrival::by_arrival`]).
 pub(crate) fn fold(
     dataset: &Dataset,
     tracked: &[usize],
     changes: &RecordBatch,
     (from, mine): (usize, &[bool]),
+    arrival: Option<&[i64]>,
 ) -> Result<Folded, ArrowError> {
     let width = dataset.columns.len();
     let position: Vec<usize> = (0..width).collect();
-    let order = Order::new(dataset, &changes.schema(), &position, Some(width))?;
+    let ranked = match arrival {
+        Some(arrival) => super::arrival::by_arrival(dataset, changes, arrival)?,
+        None => changes.clone(),
+    };
+    let order = Order::new(dataset, &ranked.schema(), &position, Some(width))?;
     let ints = super::bigint_key(dataset, changes).filter(|ints| ints.null_count() == 0);
     let keys = match ints {
         Some(ints) => Keys::Ints(ints.values().as_ref()),
@@ -70,7 +78,7 @@ pub(crate) fn fold(
         false => Some(Tracked::of(changes, tracked)?),
     };
     let deletes = changes.column(width).as_boolean();
-    let sorted = ordered(&keys, &order, dataset, changes)?;
+    let sorted = ordered(&keys, &order, dataset, &ranked)?;
     let at = |i: &u32| *i as usize;
     let mut out = Folded {
         kept: sorted.iter().copied().filter(|&i| at(&i) >= from).collect(),

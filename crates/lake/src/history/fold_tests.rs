@@ -72,7 +72,7 @@ fn folded(tracked: &str, changes: &[Change], from: usize) -> Folded {
     let d = dataset(tracked);
     let tracked = d.history.clone().unwrap().tracked;
     let mine: Vec<bool> = (0..changes.len()).map(|i| i >= from).collect();
-    fold(&d, &tracked, &batch(changes), (from, &mine)).unwrap()
+    fold(&d, &tracked, &batch(changes), (from, &mine), None).unwrap()
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn a_null_in_a_tracked_column_equals_a_null_only() {
     columns[1] = Arc::new(StringArray::from(tiers.to_vec()));
     let nulls = RecordBatch::try_new(plain.schema(), columns).unwrap();
     let tracked = d.history.clone().unwrap().tracked;
-    let f = fold(&d, &tracked, &nulls, (0, &[true; 4])).unwrap();
+    let f = fold(&d, &tracked, &nulls, (0, &[true; 4]), None).unwrap();
     let shown: Vec<_> = (f.versions.iter())
         .map(|v| (changes[v.start as usize].1, changes[v.values as usize].4))
         .collect();
@@ -145,7 +145,7 @@ fn with_nothing_tracked_a_key_has_one_version_between_deletes() {
     ];
     let d = dataset("");
     let mine = [true; 4];
-    let f = fold(&d, &[], &batch(&changes), (0, &mine)).unwrap();
+    let f = fold(&d, &[], &batch(&changes), (0, &mine), None).unwrap();
     assert_eq!(
         shown(&changes, &f),
         vec![
@@ -192,7 +192,7 @@ fn any_order_of_the_changes_folds_to_the_same_versions() {
         // An int key is sorted in the row format, a bigint as numbers.
         let int = typed("history_columns = [\"tier\"]", "int");
         let mine = vec![true; n];
-        let by_rows = fold(&int, &[1], &batch_of(&int, &changes), (0, &mine)).unwrap();
+        let by_rows = fold(&int, &[1], &batch_of(&int, &changes), (0, &mine), None).unwrap();
         assert_eq!(shown(&changes, &by_rows), first, "case {case}, int key");
         for _ in 0..4 {
             for i in (1..n).rev() {
@@ -314,4 +314,30 @@ fn a_files_figures_are_the_historys_difference() {
         moved > 20,
         "versions opened by another change of their start: {moved} cases"
     );
+}
+
+// With the changes' load times (a snapshot dataset's), of two changes of a
+// key at an equal sequence the later loaded holds the open version,
+// whichever its tie-break and place; without them the tie-break decides.
+#[test]
+fn at_an_equal_sequence_the_later_loaded_change_wins_given_load_times() {
+    let changes = [
+        (1, 10, false, "silver", "a@x"),
+        (1, 10, false, "gold", "a@x"),
+        (2, 10, false, "gold", "a@x"),
+        (2, 20, false, "silver", "a@x"),
+    ];
+    let d = dataset("history_columns = [\"tier\"]");
+    let tracked = d.history.clone().unwrap().tracked;
+    let b = batch(&changes);
+    let open = |arrival: Option<&[i64]>| {
+        let f = fold(&d, &tracked, &b, (0, &[true; 4]), arrival).unwrap();
+        let open = f.versions.iter().filter(|v| v.end.is_none());
+        open.map(|v| changes[v.values as usize].3)
+            .collect::<Vec<_>>()
+    };
+    // "silver" ranks above "gold" by the tie-break (the update columns).
+    assert_eq!(open(None), ["silver", "silver"]);
+    assert_eq!(open(Some(&[100, 200, 100, 100])), ["gold", "silver"]);
+    assert_eq!(open(Some(&[200, 100, 300, 100])), ["silver", "silver"]);
 }

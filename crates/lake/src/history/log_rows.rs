@@ -9,7 +9,7 @@ use super::{log_schema, DELETED};
 use deltalake::arrow::array::{new_empty_array, Array, ArrayRef, AsArray, RecordBatch};
 use deltalake::arrow::array::{StringArray, TimestampMicrosecondArray, UInt32Array};
 use deltalake::arrow::compute::{concat, interleave, take_record_batch};
-use deltalake::arrow::datatypes::SchemaRef;
+use deltalake::arrow::datatypes::{SchemaRef, TimestampMicrosecondType};
 use deltalake::arrow::error::ArrowError;
 use deltaload_core::Dataset;
 use deltaload_flow::FileKey;
@@ -118,6 +118,21 @@ impl Origin {
             files: [column(width + 1)?, own],
             loads: [column(width + 3)?, Arc::new(loaded(loaded_at, 1))],
         })
+    }
+
+    /// The load time of each of the first `n` changes, in microseconds.
+    pub(super) fn arrival(&self, n: usize) -> Result<Vec<i64>, ArrowError> {
+        let logged = (self.loads[0].as_primitive_opt::<TimestampMicrosecondType>())
+            .ok_or_else(|| ArrowError::SchemaError("the log's loaded_at is not a time".into()))?;
+        let own = self.loads[1]
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(0);
+        Ok((0..n)
+            .map(|r| match r < self.from {
+                true => logged.value(r),
+                false => own,
+            })
+            .collect())
     }
 
     /// The `source_file` and `loaded_at` of the changes at `rows`.

@@ -13,6 +13,7 @@
 //! the same application transaction: two processes writing the history at
 //! once conflict, and the later one's round runs again on the newer log.
 
+mod arrival;
 mod fold;
 mod log_rows;
 mod marked;

@@ -114,7 +114,19 @@ impl HistoryWriter {
             true => (0..changes.num_rows()).map(|i| i >= from).collect(),
             false => mine,
         };
-        let folded = fold(&dataset, &history.tracked, &changes, (from, &mine)).map_err(arrow())?;
+        // A snapshot loaded again at its sequence wins, as in the table.
+        let arrival = match dataset.snapshot {
+            Some(_) => Some(origin.arrival(changes.num_rows()).map_err(arrow())?),
+            None => None,
+        };
+        let folded = fold(
+            &dataset,
+            &history.tracked,
+            &changes,
+            (from, &mine),
+            arrival.as_deref(),
+        )
+        .map_err(arrow())?;
         let folded_at = std::time::Instant::now();
         let fold_ms = ms(started) - read_ms;
         // Nothing is kept of a file the log holds already: no row is past `from`.
