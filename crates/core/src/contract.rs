@@ -17,6 +17,15 @@ pub struct HeaderMismatch {
 
 impl fmt::Display for HeaderMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A refusal before any column was read (an empty file's says what
+        // it expected): no empty list of columns found.
+        if self.found.is_empty() {
+            return write!(
+                f,
+                "{}; file refused, nothing written: fix the file and upload it again",
+                self.problem
+            );
+        }
         write!(
             f,
             "{}: has columns [{}], expected [{}]; file refused, nothing written: fix the file and upload it again",
@@ -50,10 +59,11 @@ pub fn check_header(
     fields: Option<&[String]>,
 ) -> Result<Vec<usize>, HeaderMismatch> {
     let Some(found) = fields else {
+        let expected = expected_names(dataset).join(", ");
         return Err(HeaderMismatch::new(
             dataset,
             Vec::new(),
-            "empty file, no header".to_string(),
+            format!("empty file, no header: expected [{expected}]"),
         ));
     };
     let names = expected_names(dataset);
