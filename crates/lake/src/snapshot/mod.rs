@@ -277,6 +277,28 @@ fn in_scopes(
     Ok(tuples.into_iter().reduce(Expr::or).unwrap_or(lit(false)))
 }
 
+/// A snapshot's sequence `at` as its order writes it: a key's date as
+/// the date (and the time, when it has one), a date or time column's value
+/// as text, any other as the number.
+fn shown(snapshot: &Snapshot, p: &Parsed, at: i64) -> String {
+    let micros = |at: i64| chrono::DateTime::from_timestamp_micros(at).map(|t| t.naive_utc());
+    let shown = match &snapshot.order {
+        SnapshotOrder::KeyDate(_) => micros(at).map(|t| match t.time() == chrono::NaiveTime::MIN {
+            true => t.date().to_string(),
+            false => t.to_string(),
+        }),
+        SnapshotOrder::Column(c) => match p.changes.column(*c).data_type() {
+            DataType::Date32 => i32::try_from(at)
+                .ok()
+                .and_then(chrono::NaiveDate::from_epoch_days)
+                .map(|d| d.to_string()),
+            DataType::Timestamp(_, _) => micros(at).map(|t| t.to_string()),
+            _ => None,
+        },
+    };
+    shown.unwrap_or_else(|| at.to_string())
+}
+
 /// The rows of `p` in the scopes where the snapshot of sequence `at` is not
 /// older than the newest loaded (taking its marks there); `None` when it
 /// is older in all of them.
@@ -301,8 +323,8 @@ fn admitted(
             Verdict::Superseded(mark) => tracing::warn!(
                 file = %p.key.location,
                 scope,
-                sequence = at,
-                newest = mark,
+                sequence = %shown(snapshot, p, at),
+                newest = %shown(snapshot, p, mark),
                 "the snapshot is older than the newest loaded: it changes nothing there"
             ),
         }
