@@ -120,7 +120,8 @@ fn the_worked_example_gives_the_same_history_in_either_order() {
 
 /// A load that dies after the history and the table are written (before
 /// the figures and the ledger) loads again to the same history, with the
-/// figures of a load that did not die.
+/// figures of a load that did not die; and so does a load with `--force`
+/// (whose figures count nothing the history holds).
 #[test]
 fn a_load_stopped_after_its_writes_loads_again_to_the_same_history() {
     let clean = crate::example_sandbox(EXAMPLE_SPEC, ("history", "changes"), &EXAMPLE);
@@ -140,6 +141,21 @@ fn a_load_stopped_after_its_writes_loads_again_to_the_same_history() {
     assert_eq!(history(&sb), history(&clean), "written before the stop");
     let again = crate::with_spec_ok(&sb, &["load", day2]);
     assert_eq!(figures(&again), figures(&expected));
+    assert_eq!(history(&sb), history(&clean));
+    // A load with --force that dies, run again without it, counts what the
+    // forced load would have: the history holds the file, nothing changes.
+    let args = ["--spec", "spec.toml", "load", "--force", day2];
+    let died = crate::deltaload(&sb, &args, Some("after-orders"));
+    assert_ne!(
+        died.status.code(),
+        Some(0),
+        "the fault stops the forced load"
+    );
+    let resumed = figures(&crate::with_spec_ok(&sb, &["load", day2]));
+    assert!(
+        resumed[0].contains(" 0 versions opened, 0 closed,"),
+        "{resumed:?}"
+    );
     assert_eq!(history(&sb), history(&clean));
 }
 

@@ -118,6 +118,17 @@ impl LedgerRow {
     }
 }
 
+/// The `reason` of a `loading` row written by a load with `--force`: a
+/// load that resumes it counts what a forced load counts.
+pub const FORCED: &str = "loading again on purpose (--force)";
+
+impl Recorded {
+    /// Whether the row is a `loading` one a load with `--force` left.
+    pub fn forced(&self) -> bool {
+        self.status == LedgerStatus::Loading && self.reason.as_deref() == Some(FORCED)
+    }
+}
+
 /// What a load reads back of a file version's ledger row: enough to skip it,
 /// or to resume it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -239,8 +239,12 @@ async fn mark_and_write<P: Source + Tables>(
     // table's history from there for a commit this load made.
     let mut resume = Resume::Fresh;
     for slot in round.slots {
-        let mut marker = batch.row(*slot, LedgerStatus::Loading, None);
-        marker.orders_version = match recorded.get(&batch.ids[*slot].key) {
+        // A forced load's marker says so, for a load that resumes it.
+        let seen = recorded.get(&batch.ids[*slot].key);
+        let forced = batch.force || seen.is_some_and(Recorded::forced);
+        let reason = forced.then(|| crate::ledger::FORCED.to_string());
+        let mut marker = batch.row(*slot, LedgerStatus::Loading, reason);
+        marker.orders_version = match seen {
             Some(Recorded {
                 status: LedgerStatus::Loading,
                 orders_version,
