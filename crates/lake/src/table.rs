@@ -105,38 +105,6 @@ pub(crate) async fn open_or_create(
     }
 }
 
-/// Commits `actions` to `table` as `operation` with `properties`, read at
-/// the table's version (a commit since then is checked for conflicts), and
-/// returns the table at the new version.
-pub(crate) async fn commit_actions(
-    table: &DeltaTable,
-    actions: Vec<deltalake::kernel::Action>,
-    operation: deltalake::protocol::DeltaOperation,
-    properties: deltalake::kernel::transaction::CommitProperties,
-    label: &str,
-) -> Result<DeltaTable, LakeError> {
-    let delta = || LakeError::delta(label, table.table_url());
-    let snapshot = table.snapshot().map_err(delta())?;
-    let done = deltalake::kernel::transaction::CommitBuilder::from(properties)
-        .with_actions(actions)
-        .build(Some(snapshot), table.log_store(), operation)
-        .await
-        .map_err(delta())?;
-    Ok(at_commit(table, &done))
-}
-
-/// The table as of a commit just made through it: the state delta-rs
-/// brought to that version after the commit (reading the commits since the
-/// table's own version, others' included), without reading the log again.
-fn at_commit(
-    table: &DeltaTable,
-    done: &deltalake::kernel::transaction::FinalizedCommit,
-) -> DeltaTable {
-    let mut table = table.clone();
-    table.state = Some(done.snapshot());
-    table
-}
-
 /// The value of one of the table's properties, when it has it.
 pub(crate) fn property(
     table: &DeltaTable,

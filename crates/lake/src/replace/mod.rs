@@ -241,7 +241,7 @@ async fn commit(
         predicate: Some(crate::predicates::sql_of(predicate)?),
     };
     let properties = CommitProperties::default();
-    crate::table::commit_actions(table, actions, operation, properties, label).await
+    crate::upsert::commit_actions(table, actions, operation, properties, label).await
 }
 
 /// The removes of the `files` holding a row `selection` selects, and the

@@ -39,6 +39,38 @@ pub(crate) struct Replacement {
     pub app: Option<deltalake::kernel::Transaction>,
 }
 
+/// Commits `actions` to `table` as `operation` with `properties`, read at
+/// the table's version (a commit since then is checked for conflicts), and
+/// returns the table at the new version.
+pub(crate) async fn commit_actions(
+    table: &DeltaTable,
+    actions: Vec<deltalake::kernel::Action>,
+    operation: deltalake::protocol::DeltaOperation,
+    properties: deltalake::kernel::transaction::CommitProperties,
+    label: &str,
+) -> Result<DeltaTable, LakeError> {
+    let delta = || LakeError::delta(label, table.table_url());
+    let snapshot = table.snapshot().map_err(delta())?;
+    let done = deltalake::kernel::transaction::CommitBuilder::from(properties)
+        .with_actions(actions)
+        .build(Some(snapshot), table.log_store(), operation)
+        .await
+        .map_err(delta())?;
+    Ok(at_commit(table, &done))
+}
+
+/// The table as of a commit just made through it: the state delta-rs
+/// brought to that version after the commit (reading the commits since the
+/// table's own version, others' included), without reading the log again.
+fn at_commit(
+    table: &DeltaTable,
+    done: &deltalake::kernel::transaction::FinalizedCommit,
+) -> DeltaTable {
+    let mut table = table.clone();
+    table.state = Some(done.snapshot());
+    table
+}
+
 /// Writes the new files (at most `file_bytes` each) and commits them with the
 /// removes as one MERGE whose read predicate is `predicate`: a concurrent
 /// commit adding or removing files there conflicts with this one. A
@@ -99,7 +131,7 @@ pub(crate) async fn commit(
     if let Some(app) = replacement.app {
         properties = properties.with_application_transaction(app);
     }
-    let table = crate::table::commit_actions(table, actions, operation, properties, label).await?;
+    let table = commit_actions(table, actions, operation, properties, label).await?;
     Ok((table, added))
 }
 
@@ -130,7 +162,7 @@ pub(crate) async fn append(
         predicate: None,
     };
     let actions = adds.into_iter().map(Action::Add).collect();
-    crate::table::commit_actions(table, actions, operation, properties, label).await
+    commit_actions(table, actions, operation, properties, label).await
 }
 
 /// Writes `batches` (of one schema) into new files under the table's

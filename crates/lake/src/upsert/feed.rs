@@ -12,8 +12,8 @@
 //! post-images as rows updated, `insert` rows as rows inserted.
 
 use super::aligned::updated_mask;
-use super::read::{self, Hit};
-use super::rows_out::{Appended, Outcome};
+use super::read::Hit;
+use super::rows_out::{decided_rows, Appended, Outcome};
 use crate::error::LakeError;
 use deltalake::arrow::array::{ArrayRef, StringArray};
 use deltalake::arrow::datatypes::{DataType, Field, Schema};
@@ -22,7 +22,6 @@ use deltalake::kernel::{Action, AddCDCFile};
 use deltalake::{DeltaTable, DeltaTableError, ObjectStore};
 use deltaload_core::Dataset;
 use deltaload_engine::{Action as Decision, Aligned, Picks};
-use futures::StreamExt;
 use std::sync::Arc;
 
 /// The column of a feed row that says what the change was.
@@ -71,7 +70,8 @@ pub(super) async fn rows(
     appended: Option<&Appended>,
     label: &str,
 ) -> Result<Vec<RecordBatch>, LakeError> {
-    let (files, hits) = changed_rows(store, aligned, outcome, label).await?;
+    let changing = |h: &Hit| h.2 != Decision::Stale;
+    let (files, hits) = decided_rows(store, aligned, outcome, changing, label).await?;
     let changes = files.len();
     let mut picks = Picks::default();
     picks.reborn_in(changes, aligned.flags());
@@ -109,35 +109,6 @@ pub(super) async fn rows(
     }
     batches.retain(|b| b.num_rows() > 0);
     Ok(batches)
-}
-
-/// For each file where `outcome` deletes or updates a row: those rows,
-/// read from `store` in the order of their positions, and the decisions
-/// on them, each naming its row by its place among the rows read.
-async fn changed_rows(
-    store: Arc<dyn ObjectStore>,
-    aligned: &Aligned,
-    outcome: &Outcome<'_>,
-    label: &str,
-) -> Result<(Vec<RecordBatch>, Vec<Vec<Hit>>), LakeError> {
-    let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
-    let mut wanted = Vec::with_capacity(outcome.rewritten.len());
-    let mut hits = Vec::with_capacity(outcome.rewritten.len());
-    for &f in outcome.rewritten {
-        let changing: Vec<Hit> = (outcome.met.hits[f].iter())
-            .filter(|h| h.2 != Decision::Stale)
-            .copied()
-            .collect();
-        let (at, local) = read::in_order(changing);
-        wanted.push((&outcome.candidates[f], at));
-        hits.push(local);
-    }
-    let mut reads = read::read_files_at(store, wanted, &aligned.schema, &all, label);
-    let mut files = Vec::with_capacity(hits.len());
-    while let Some(file) = reads.next().await {
-        files.push(file?);
-    }
-    Ok((files, hits))
 }
 
 /// The feed's columns: the table's, each nullable, and [`CHANGE_TYPE`].

@@ -40,7 +40,7 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::Lake;
 pub(crate) use aligned::{align, positions};
-pub(crate) use commit::{append, commit, write_files, Replacement};
+pub(crate) use commit::{append, commit, commit_actions, write_files, Replacement};
 pub(crate) use deletions::{allow_deletion_vectors, marked};
 use deltaload_core::MergeCounts;
 use deltaload_engine::{Action, Met};

@@ -42,41 +42,27 @@ pub(super) async fn rows_out(
 ) -> Result<Appended, LakeError> {
     let Outcome {
         met,
-        candidates,
         rewritten,
         inserted,
+        ..
     } = *outcome;
-    let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+    let width = aligned.schema.fields().len();
     let key_positions: Vec<usize> = dataset.keys.iter().map(|&k| aligned.position[k]).collect();
     let updated = updated_mask(dataset, &aligned.schema);
     // A changed file stays, its changed rows marked deleted and their new
     // versions appended; its updated rows are read when an update keeps
     // some of the row's columns, those rows only.
-    let covers = (0..all.len()).all(|i| updated[i] == Take::Set || key_positions.contains(&i));
-    let mut wanted = Vec::new();
-    let mut hits = Vec::new();
-    for &f in rewritten.iter().filter(|_| !covers) {
-        let updating: Vec<Hit> = (met.hits[f].iter())
-            .filter(|h| h.2 == Action::Update)
-            .copied()
-            .collect();
-        if !updating.is_empty() {
-            let (at, local) = read::in_order(updating);
-            wanted.push((&candidates[f], at));
-            hits.push(local);
-        }
-    }
+    let covers = (0..width).all(|i| updated[i] == Take::Set || key_positions.contains(&i));
+    let (read, hits) = match covers {
+        true => (Vec::new(), Vec::new()),
+        false => decided_rows(store, aligned, outcome, |h| h.2 == Action::Update, label).await?,
+    };
     let changes = hits.len();
     let mut picks = Picks::default();
     picks.reborn_in(changes, aligned.flags());
-    let mut reads = read::read_files_at(store, wanted, &aligned.schema, &all, label);
-    let mut read = Vec::with_capacity(changes);
-    while let Some(rows) = reads.next().await {
-        let rows = rows?;
-        picks.updates(read.len(), changes, &hits[read.len()]);
-        read.push(rows);
+    for (source, hits) in hits.iter().enumerate() {
+        picks.updates(source, changes, hits);
     }
-    drop(reads);
     if covers {
         for &f in rewritten {
             let updates: Vec<u32> = met.hits[f]
@@ -93,7 +79,7 @@ pub(super) async fn rows_out(
     let mut sources: Vec<&RecordBatch> = read.iter().collect();
     sources.push(&aligned.changes);
     let (columns, order) = picks
-        .assemble_ordered(&sources, all.len(), &updated, &key_positions)
+        .assemble_ordered(&sources, width, &updated, &key_positions)
         .map_err(LakeError::arrow(label))?;
     let rows =
         RecordBatch::try_new(aligned.schema.clone(), columns).map_err(LakeError::arrow(label))?;
@@ -102,6 +88,40 @@ pub(super) async fn rows_out(
         rows,
         updated: updated.collect(),
     })
+}
+
+/// For each file where `outcome` makes a decision `keep` keeps: the rows
+/// those decisions name, read from `store` in the order of their
+/// positions, and the decisions, each naming its row by its place among
+/// the rows read.
+pub(super) async fn decided_rows(
+    store: Arc<dyn ObjectStore>,
+    aligned: &Aligned,
+    outcome: &Outcome<'_>,
+    keep: impl Fn(&Hit) -> bool,
+    label: &str,
+) -> Result<(Vec<RecordBatch>, Vec<Vec<Hit>>), LakeError> {
+    let all: Vec<usize> = (0..aligned.schema.fields().len()).collect();
+    let mut wanted = Vec::with_capacity(outcome.rewritten.len());
+    let mut hits = Vec::with_capacity(outcome.rewritten.len());
+    for &f in outcome.rewritten {
+        let kept: Vec<Hit> = outcome.met.hits[f]
+            .iter()
+            .filter(|h| keep(h))
+            .copied()
+            .collect();
+        if !kept.is_empty() {
+            let (at, local) = read::in_order(kept);
+            wanted.push((&outcome.candidates[f], at));
+            hits.push(local);
+        }
+    }
+    let mut reads = read::read_files_at(store, wanted, &aligned.schema, &all, label);
+    let mut files = Vec::with_capacity(hits.len());
+    while let Some(file) = reads.next().await {
+        files.push(file?);
+    }
+    Ok((files, hits))
 }
 
 /// The files that leave the table: the rewritten ones removed (copy-on-write),
