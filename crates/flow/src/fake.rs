@@ -239,7 +239,7 @@ impl Tables for Fake {
     async fn upsert(
         &mut self,
         files: &[FakeRead],
-        resume: Resume,
+        (resume, _forced): (Resume, bool),
         _loaded_at: i64,
     ) -> Result<(Vec<Merged>, Option<u64>), FakeError> {
         let held = self.contents.iter().any(|c| c.strong_count() > 0);

@@ -137,11 +137,13 @@ pub trait Tables: Port {
     /// Upserts the files' newest changes into the dataset's table in one
     /// commit that names them, except those whose commit an interrupted
     /// load made (searched for where `resume` says); returns per file what
-    /// it did, and the table's version after.
+    /// it did, and the table's version after. `forced`: the files are
+    /// loaded again on purpose (`--force`, or resuming what such a load
+    /// left `loading`), which a history counts against what it holds.
     async fn upsert(
         &mut self,
         files: &[Self::Read],
-        resume: Resume,
+        resume: (Resume, bool),
         loaded_at: i64,
     ) -> Result<(Vec<Merged>, Option<u64>), Self::Error>;
     /// Replaces the files' figures.

@@ -238,10 +238,13 @@ async fn mark_and_write<P: Source + Tables>(
     // earlier, interrupted attempt's if there was one): a rerun searches the
     // table's history from there for a commit this load made.
     let mut resume = Resume::Fresh;
+    // Forced, or resuming what a forced load left `loading`: counted as forced.
+    let mut forced_round = batch.force;
     for slot in round.slots {
         // A forced load's marker says so, for a load that resumes it.
         let seen = recorded.get(&batch.ids[*slot].key);
         let forced = batch.force || seen.is_some_and(Recorded::forced);
+        forced_round |= forced;
         let reason = forced.then(|| crate::ledger::FORCED.to_string());
         let mut marker = batch.row(*slot, LedgerStatus::Loading, reason);
         marker.orders_version = match seen {
@@ -258,7 +261,7 @@ async fn mark_and_write<P: Source + Tables>(
         ledger_rows.push(marker);
     }
     port.record(&ledger_rows).await?;
-    write_round(port, batch, round, resume, outcomes).await
+    write_round(port, batch, round, (resume, forced_round), outcomes).await
 }
 
 /// The round's files read, skipped (the ledger holds them loaded) or refused
@@ -311,7 +314,7 @@ async fn write_round<P: Source + Tables>(
     port: &mut P,
     batch: &Batch<'_>,
     round: Reads<'_, P::Read>,
-    resume: Resume,
+    (resume, forced): (Resume, bool),
     outcomes: &mut [Option<LoadOutcome>],
 ) -> Result<(), LoadError<P::Error>> {
     let Reads {
@@ -322,7 +325,7 @@ async fn write_round<P: Source + Tables>(
     let loaded_at = now_micros();
     let rejected_version = port.replace_rejects(read, loaded_at).await?;
     reached(port, started, Step::AfterRejected);
-    let (merged, orders_version) = port.upsert(read, resume, loaded_at).await?;
+    let (merged, orders_version) = port.upsert(read, (resume, forced), loaded_at).await?;
     reached(port, started, Step::AfterOrders);
     let figures = read
         .iter()

@@ -198,17 +198,14 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
     async fn upsert(
         &mut self,
         files: &[Parsed],
-        resume: Resume,
+        (resume, forced): (Resume, bool),
         loaded_at: i64,
     ) -> Result<(Vec<Merged>, Option<u64>), LakeError> {
-        let (ds, mut opts) = (self.ds, self.opts);
-        if let (Resume::After(_), false) = (resume, opts.force) {
-            // Resuming what a load with `--force` left `loading` (its marker
-            // says so): counted as that load counts.
-            let keys: Vec<FileKey> = files.iter().map(|p| p.key.clone()).collect();
-            let recorded = self.lake.recorded(&keys).await?;
-            opts.force = recorded.values().any(Recorded::forced);
-        }
+        let ds = self.ds;
+        let opts = LoadOptions {
+            force: forced,
+            ..self.opts
+        };
         let merged = self
             .lake
             .merge_round(ds, files, resume, loaded_at, opts)
