@@ -201,11 +201,8 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
         (resume, forced): (Resume, bool),
         loaded_at: i64,
     ) -> Result<(Vec<Merged>, Option<u64>), LakeError> {
-        let ds = self.ds;
-        let opts = LoadOptions {
-            force: forced,
-            ..self.opts
-        };
+        let (ds, mut opts) = (self.ds, self.opts);
+        opts.force = forced;
         let merged = self
             .lake
             .merge_round(ds, files, resume, loaded_at, opts)

@@ -131,7 +131,7 @@ impl Starts {
         let (mut opened, mut closed) = (0, 0);
         for v in now {
             // Most versions are known by the change that opened them.
-            let same = |b: &&Version| b.start == v.start || self.same(b.start, v.start);
+            let same = |b: &&Version| self.same(b.start, v.start);
             let was = before.iter().find(|b| b.start == v.start);
             let shown = was.is_some() || before.iter().any(|b| same(&b));
             opened += u64::from(!shown);

@@ -292,10 +292,9 @@ fn a_files_figures_are_the_historys_difference() {
         let changes = tied_changes(&mut state, n);
         let from = next(&mut state, n as u64 + 1) as usize;
         let tracked = tracking[case % 3];
-        let before = folded(tracked, &changes[..from], from);
+        let old = folded(tracked, &changes[..from], from);
         let now = folded(tracked, &changes, from);
-        let (before, shown_now) = (shown(&changes, &before), shown(&changes, &now));
-        let expected = difference(&before, &shown_now);
+        let expected = difference(&shown(&changes, &old), &shown(&changes, &now));
         assert_eq!(
             (now.opened, now.closed),
             expected,
@@ -303,7 +302,6 @@ fn a_files_figures_are_the_historys_difference() {
         );
         // A version opened by another change than before, at the same start.
         let start = |v: &Version| (changes[v.start as usize].0, changes[v.start as usize].1);
-        let old = folded(tracked, &changes[..from], from);
         moved += usize::from(now.versions.iter().any(|v| {
             old.versions
                 .iter()
