@@ -28,6 +28,7 @@ mod format_refusals;
 mod history;
 mod history_beside;
 mod history_cases;
+mod history_events;
 mod hostile_keys;
 mod hostile_objects;
 mod infra;

@@ -1,0 +1,153 @@
+//! History, a change data feed and snapshots fed by S3's own notifications
+//! through LocalStack, each routed by its prefix: the three worked examples
+//! of docs/datasets.md, their files arriving in two batches out of order,
+//! give the tables the examples give from local files, and Python deltalake
+//! reads the feed from S3.
+
+use crate::dataset_events::receive;
+use crate::other_engines::run_python;
+use deltaload_core::Spec;
+use deltaload_lake::{table_rows, Lake, TableName};
+use deltaload_tests::localstack::Stack;
+
+fn example(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/../examples/{path}", env!("CARGO_MANIFEST_DIR")))
+        .expect("example file")
+}
+
+/// The three examples' specs as one, their sources in `bucket`.
+fn spec_text(bucket: &str) -> String {
+    let text = |name: &str| String::from_utf8(example(&format!("{name}/spec.toml"))).unwrap();
+    let all = ["history", "change_feed", "snapshots"].map(text).join("\n");
+    all.replace("s3://landing/", &format!("s3://{bucket}/"))
+}
+
+/// Uploads each example file (folder under examples/, name) under its
+/// dataset's prefix, then loads the notifications they cause in one batch.
+async fn batch(stack: &Stack, lake: Lake, files: &[(&str, &str)]) -> deltaload_aws::BatchReport {
+    for (dataset, path) in files {
+        let name = path.rsplit_once('/').map_or(*path, |(_, n)| n);
+        let folder = path.strip_suffix(name).unwrap_or_default();
+        let folder = folder.split_once('/').map_or("", |(_, rest)| rest);
+        stack
+            .put(&format!("{dataset}/{folder}{name}"), example(path))
+            .await;
+    }
+    let messages = receive(stack, files.len()).await;
+    let report = stack.handler(lake).await.handle(&messages).await;
+    assert_eq!(report.failures, Vec::<String>::new(), "{report:?}");
+    report
+}
+
+/// `columns` of table `name`'s rows, each as one line.
+async fn rows(root: &deltaload_lake::LakeRoot, name: &TableName, columns: &str) -> Vec<String> {
+    let rows = table_rows(root, name, columns).await.unwrap();
+    rows.iter().map(|r| r.join(",")).collect()
+}
+
+/// The prices table's feed as Python deltalake reads it from S3: a line per
+/// row, in commit order.
+const FEED: &str = r#"
+import os, sys
+import pyarrow as pa
+from deltalake import DeltaTable
+options = {"AWS_ENDPOINT_URL": sys.argv[2], "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+table = DeltaTable(sys.argv[1], storage_options=options)
+rows = pa.table(table.load_cdf(starting_version=0).read_all()).to_pylist()
+for r in sorted(rows, key=lambda r: (r["_commit_version"], r["_change_type"], r["sku"])):
+    print(r["_change_type"], r["sku"], r["price"])
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_feed_and_snapshots_load_from_s3_notifications_as_from_files() {
+    let stack = Stack::new(5, 30).await;
+    let spec = Spec::parse(&spec_text(&stack.landing), "spec.toml").unwrap();
+    let root = stack.lake_root();
+    let open = || Lake::open_spec(&root, &spec);
+    // The late history file and the newer export first; the older export
+    // of Canada after (its date read from the key as the notification
+    // spells it), changing nothing.
+    let first = batch(
+        &stack,
+        open().await.unwrap(),
+        &[
+            ("customers", "history/changes/late.csv"),
+            ("customers", "history/changes/day-2.csv"),
+            ("subscribers", "snapshots/exports/dt=2026-12-02/canada.csv"),
+            ("prices", "change_feed/prices/2026-12-01.csv"),
+        ],
+    )
+    .await;
+    let second = batch(
+        &stack,
+        open().await.unwrap(),
+        &[
+            ("customers", "history/changes/day-1.csv"),
+            ("subscribers", "snapshots/exports/dt=2026-12-01/canada.csv"),
+            ("subscribers", "snapshots/exports/dt=2026-12-01/france.csv"),
+            ("prices", "change_feed/prices/2026-12-02.csv"),
+        ],
+    )
+    .await;
+    let figures = |name: &str| {
+        let mut sum = deltaload_aws::report::DatasetFigures::default();
+        for report in [&first, &second] {
+            let figures = report.by_dataset.get(name);
+            sum.absorb(figures.unwrap_or_else(|| panic!("no file of {name} loaded: {report:?}")));
+        }
+        let s = &sum;
+        (
+            s.loaded, s.refused, s.inserted, s.updated, s.stale, s.deleted, s.retired,
+        )
+    };
+    assert_eq!(figures("customers").0, 3);
+    assert_eq!(figures("subscribers"), (3, 0, 5, 0, 3, 0, 0));
+    assert_eq!(figures("prices"), (2, 0, 4, 1, 1, 1, 0));
+    let dataset = |name: &str| spec.dataset(name).unwrap().clone();
+    let history = TableName::History(dataset("customers"));
+    let history = rows(
+        &root,
+        &history,
+        "customer_id, tier, email, updated_at, __start_at, __end_at",
+    );
+    assert_eq!(
+        history.await,
+        [
+            "1,bronze,ana@example.com,2026-12-01T09:00:00Z,2026-12-01T09:00:00Z,2026-12-01T15:00:00Z",
+            "1,silver,ana@example.com,2026-12-01T15:00:00Z,2026-12-01T15:00:00Z,2026-12-01T20:00:00Z",
+            "1,gold,ana@example.com,2026-12-01T20:00:00Z,2026-12-01T20:00:00Z,2026-12-02T08:00:00Z",
+            "1,silver,ana@work.example.com,2026-12-02T08:00:00Z,2026-12-02T08:00:00Z,NULL",
+            "2,silver,ben@example.com,2026-12-01T09:05:00Z,2026-12-01T09:05:00Z,2026-12-01T12:00:00Z",
+            "2,bronze,ben@example.com,2026-12-01T12:00:00Z,2026-12-01T12:00:00Z,2026-12-02T10:00:00Z",
+            "2,gold,ben@work.example.com,2026-12-02T18:00:00Z,2026-12-02T10:00:00Z,NULL",
+            "3,gold,cy@example.com,2026-12-01T16:00:00Z,2026-12-01T16:00:00Z,2026-12-02T11:00:00Z",
+        ]
+    );
+    let subscribers = TableName::Target(dataset("subscribers"));
+    let subscribers = rows(
+        &root,
+        &subscribers,
+        "user_id, country, plan, monthly_revenue",
+    );
+    assert_eq!(
+        subscribers.await,
+        [
+            "2,Canada,Premium,15.00",
+            "5,Canada,Standard,12.00",
+            "7,France,Basic,10.00",
+            "8,France,Premium,15.00",
+            "9,Canada,Basic,10.00",
+        ]
+    );
+    let prices = format!("{}/prices", stack.lake());
+    let out = run_python(FEED, &[&prices, &stack.endpoint]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "insert A-100 19.90\ninsert B-200 5.00\ninsert C-300 42.00\n\
+         delete C-300 42.00\ninsert D-400 8.50\n\
+         update_postimage A-100 17.90\nupdate_preimage A-100 19.90\n"
+    );
+}
