@@ -76,7 +76,7 @@ pub(crate) fn csv(events: &[Event]) -> Vec<u8> {
 
 /// The history of `events` folded key by key in sequence order: a row per
 /// version (id, tier, email, start, end or NULL).
-fn model(events: &[&Event], tier_only: bool) -> Vec<Vec<String>> {
+pub(crate) fn model(events: &[&Event], tier_only: bool) -> Vec<Vec<String>> {
     let mut by_key: BTreeMap<u8, Vec<&Event>> = BTreeMap::new();
     for e in events {
         by_key.entry(e.0).or_default().push(e);

@@ -29,6 +29,7 @@ mod history;
 mod history_beside;
 mod history_cases;
 mod history_events;
+mod history_races;
 mod hostile_keys;
 mod hostile_objects;
 mod infra;
