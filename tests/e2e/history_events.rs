@@ -6,14 +6,10 @@
 
 use crate::dataset_events::receive;
 use crate::other_engines::run_python;
+use crate::preset_events::example;
 use deltaload_core::Spec;
 use deltaload_lake::{table_rows, Lake, TableName};
 use deltaload_tests::localstack::Stack;
-
-fn example(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/../examples/{path}", env!("CARGO_MANIFEST_DIR")))
-        .expect("example file")
-}
 
 /// The three examples' specs as one, their sources in `bucket`.
 fn spec_text(bucket: &str) -> String {
@@ -22,15 +18,14 @@ fn spec_text(bucket: &str) -> String {
     all.replace("s3://landing/", &format!("s3://{bucket}/"))
 }
 
-/// Uploads each example file (folder under examples/, name) under its
-/// dataset's prefix, then loads the notifications they cause in one batch.
+/// Uploads each example file (dataset, path under examples/) under its
+/// dataset's prefix, the path's first folder left out, then loads the
+/// notifications they cause in one batch.
 async fn batch(stack: &Stack, lake: Lake, files: &[(&str, &str)]) -> deltaload_aws::BatchReport {
     for (dataset, path) in files {
-        let name = path.rsplit_once('/').map_or(*path, |(_, n)| n);
-        let folder = path.strip_suffix(name).unwrap_or_default();
-        let folder = folder.split_once('/').map_or("", |(_, rest)| rest);
+        let inside = path.split_once('/').map_or(*path, |(_, rest)| rest);
         stack
-            .put(&format!("{dataset}/{folder}{name}"), example(path))
+            .put(&format!("{dataset}/{inside}"), example(path))
             .await;
     }
     let messages = receive(stack, files.len()).await;

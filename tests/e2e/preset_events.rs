@@ -9,7 +9,8 @@ use deltaload_core::Spec;
 use deltaload_lake::{table_rows, Lake, TableName};
 use deltaload_tests::localstack::Stack;
 
-fn example(path: &str) -> Vec<u8> {
+/// The bytes of `path` under examples/.
+pub(crate) fn example(path: &str) -> Vec<u8> {
     std::fs::read(format!("{}/../examples/{path}", env!("CARGO_MANIFEST_DIR")))
         .expect("example file")
 }
