@@ -275,17 +275,29 @@ const EXAMPLE_SPEC: &str = include_str!("../../examples/change_feed/spec.toml");
 const EXAMPLE: [&str; 2] = ["2026-12-01.csv", "2026-12-02.csv"];
 
 /// The example's feed as Python deltalake reads it: a line per row, in
-/// commit order.
-const EXAMPLE_FEED: &str = r#"
+/// commit order. A second argument is an S3 endpoint (LocalStack's, with
+/// its test credentials) to read the table through.
+pub(crate) const EXAMPLE_FEED: &str = r#"
 import os, sys
 import pyarrow as pa
 from deltalake import DeltaTable
-rows = pa.table(DeltaTable(sys.argv[1]).load_cdf(starting_version=0).read_all()).to_pylist()
+options = None
+if len(sys.argv) > 2:
+    options = {"AWS_ENDPOINT_URL": sys.argv[2], "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
+               "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+table = DeltaTable(sys.argv[1], storage_options=options)
+rows = pa.table(table.load_cdf(starting_version=0).read_all()).to_pylist()
 for r in sorted(rows, key=lambda r: (r["_commit_version"], r["_change_type"], r["sku"])):
     print(r["_change_type"], r["sku"], r["price"])
 sys.stdout.flush()
 os._exit(0)
 "#;
+
+/// What [`EXAMPLE_FEED`] prints once both example files are loaded in order.
+pub(crate) const EXAMPLE_FEED_ROWS: &str =
+    "insert A-100 19.90\ninsert B-200 5.00\ninsert C-300 42.00\n\
+     delete C-300 42.00\ninsert D-400 8.50\n\
+     update_postimage A-100 17.90\nupdate_preimage A-100 19.90\n";
 
 /// The worked example of docs/datasets.md: the second file updates A-100,
 /// deletes C-300, inserts D-400 and brings a stale price of B-200; the
@@ -298,12 +310,7 @@ fn the_worked_example_feeds_what_each_load_changed() {
     }
     let table = sb.lake_dir().join("prices");
     let out = run_python(EXAMPLE_FEED, &[table.to_str().unwrap()]);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "insert A-100 19.90\ninsert B-200 5.00\ninsert C-300 42.00\n\
-         delete C-300 42.00\ninsert D-400 8.50\n\
-         update_postimage A-100 17.90\nupdate_preimage A-100 19.90\n"
-    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), EXAMPLE_FEED_ROWS);
     let check = crate::with_spec_ok(&sb, &["spec", "check", "spec.toml"]);
     assert!(check.contains("change data feed: every commit"), "{check}");
 }

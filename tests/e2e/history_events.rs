@@ -4,9 +4,12 @@
 //! give the tables the examples give from local files, and Python deltalake
 //! reads the feed from S3.
 
+use crate::change_feed::{EXAMPLE_FEED, EXAMPLE_FEED_ROWS};
 use crate::dataset_events::receive;
+use crate::history_cases::EXAMPLE_HISTORY;
 use crate::other_engines::run_python;
 use crate::preset_events::example;
+use crate::snapshot_cases::EXAMPLE_TABLE;
 use deltaload_core::Spec;
 use deltaload_lake::{table_rows, Lake, TableName};
 use deltaload_tests::localstack::Stack;
@@ -34,27 +37,21 @@ async fn batch(stack: &Stack, lake: Lake, files: &[(&str, &str)]) -> deltaload_a
     report
 }
 
-/// `columns` of table `name`'s rows, each as one line.
+/// `columns` of table `name`'s rows, each as one line of `show --format
+/// csv` (a null empty).
 async fn rows(root: &deltaload_lake::LakeRoot, name: &TableName, columns: &str) -> Vec<String> {
     let rows = table_rows(root, name, columns).await.unwrap();
-    rows.iter().map(|r| r.join(",")).collect()
+    let cell = |c: &String| {
+        if c == "NULL" {
+            String::new()
+        } else {
+            c.clone()
+        }
+    };
+    (rows.iter())
+        .map(|r| r.iter().map(cell).collect::<Vec<_>>().join(","))
+        .collect()
 }
-
-/// The prices table's feed as Python deltalake reads it from S3: a line per
-/// row, in commit order.
-const FEED: &str = r#"
-import os, sys
-import pyarrow as pa
-from deltalake import DeltaTable
-options = {"AWS_ENDPOINT_URL": sys.argv[2], "AWS_ALLOW_HTTP": "true", "AWS_REGION": "us-east-1",
-           "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
-table = DeltaTable(sys.argv[1], storage_options=options)
-rows = pa.table(table.load_cdf(starting_version=0).read_all()).to_pylist()
-for r in sorted(rows, key=lambda r: (r["_commit_version"], r["_change_type"], r["sku"])):
-    print(r["_change_type"], r["sku"], r["price"])
-sys.stdout.flush()
-os._exit(0)
-"#;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn history_feed_and_snapshots_load_from_s3_notifications_as_from_files() {
@@ -108,41 +105,15 @@ async fn history_feed_and_snapshots_load_from_s3_notifications_as_from_files() {
         &history,
         "customer_id, tier, email, updated_at, __start_at, __end_at",
     );
-    assert_eq!(
-        history.await,
-        [
-            "1,bronze,ana@example.com,2026-12-01T09:00:00Z,2026-12-01T09:00:00Z,2026-12-01T15:00:00Z",
-            "1,silver,ana@example.com,2026-12-01T15:00:00Z,2026-12-01T15:00:00Z,2026-12-01T20:00:00Z",
-            "1,gold,ana@example.com,2026-12-01T20:00:00Z,2026-12-01T20:00:00Z,2026-12-02T08:00:00Z",
-            "1,silver,ana@work.example.com,2026-12-02T08:00:00Z,2026-12-02T08:00:00Z,NULL",
-            "2,silver,ben@example.com,2026-12-01T09:05:00Z,2026-12-01T09:05:00Z,2026-12-01T12:00:00Z",
-            "2,bronze,ben@example.com,2026-12-01T12:00:00Z,2026-12-01T12:00:00Z,2026-12-02T10:00:00Z",
-            "2,gold,ben@work.example.com,2026-12-02T18:00:00Z,2026-12-02T10:00:00Z,NULL",
-            "3,gold,cy@example.com,2026-12-01T16:00:00Z,2026-12-01T16:00:00Z,2026-12-02T11:00:00Z",
-        ]
-    );
+    assert_eq!(history.await, EXAMPLE_HISTORY);
     let subscribers = TableName::Target(dataset("subscribers"));
     let subscribers = rows(
         &root,
         &subscribers,
         "user_id, country, plan, monthly_revenue",
     );
-    assert_eq!(
-        subscribers.await,
-        [
-            "2,Canada,Premium,15.00",
-            "5,Canada,Standard,12.00",
-            "7,France,Basic,10.00",
-            "8,France,Premium,15.00",
-            "9,Canada,Basic,10.00",
-        ]
-    );
+    assert_eq!(subscribers.await, EXAMPLE_TABLE);
     let prices = format!("{}/prices", stack.lake());
-    let out = run_python(FEED, &[&prices, &stack.endpoint]);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "insert A-100 19.90\ninsert B-200 5.00\ninsert C-300 42.00\n\
-         delete C-300 42.00\ninsert D-400 8.50\n\
-         update_postimage A-100 17.90\nupdate_preimage A-100 19.90\n"
-    );
+    let out = run_python(EXAMPLE_FEED, &[&prices, &stack.endpoint]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), EXAMPLE_FEED_ROWS);
 }
