@@ -122,6 +122,50 @@ async fn a_snapshot_without_a_date_in_its_key_is_refused() {
     assert_eq!(held.expect("rows"), Vec::<Vec<String>>::new());
 }
 
+/// A key's hour without minutes (`hr=%H`) orders snapshots by the hour:
+/// the export of 09:00 loaded after the one of 10:00 changes nothing. A key
+/// in which the format reads two different dates cannot be ordered: it is
+/// refused, naming both.
+#[tokio::test(flavor = "multi_thread")]
+async fn snapshots_are_ordered_by_the_hour_and_a_key_of_two_dates_is_refused() {
+    let file = |key: &str, rows: &str| {
+        let text = format!("id,region,plan,exported_on\n{rows}");
+        SourceFile::in_memory(key.into(), text.into())
+    };
+    let spec = spec("snapshot_key_date = \"dt=%Y-%m-%d/hr=%H\"");
+    let (_dir, root, mut lake) = fresh(&spec).await;
+    let ten = file("/in/dt=2026-12-01/hr=10/all.csv", "1,eu,ten,2026-12-01\n");
+    let nine = "1,eu,nine,2026-12-01\n2,eu,b,2026-12-01\n";
+    let nine = file("/in/dt=2026-12-01/hr=09/all.csv", nine);
+    for f in [&ten, &nine] {
+        let outcome = lake.load(f, LoadOptions::default()).await.expect("load");
+        assert!(matches!(outcome, LoadOutcome::Loaded(_)), "{outcome:?}");
+    }
+    let table = TableName::Target(spec.datasets[0].clone());
+    let held = deltaload_lake::table_rows(&root, &table, COLUMNS).await;
+    let plans: Vec<String> = held
+        .expect("rows")
+        .into_iter()
+        .map(|r| r[2].clone())
+        .collect();
+    assert_eq!(plans, ["ten"], "the older hour changed the table");
+
+    let spec = crate::snapshots::spec("snapshot_key_date = \"_%Y%m%d\"");
+    let (_dir, _root, mut lake) = fresh(&spec).await;
+    let two = file("/in/run_20250101/subs_20261201.csv", "1,eu,a,2026-12-01\n");
+    match lake.load(&two, LoadOptions::default()).await.expect("load") {
+        LoadOutcome::Refused(m) => {
+            let said = [
+                "2 different dates",
+                "2025-01-01T00:00:00Z",
+                "2026-12-01T00:00:00Z",
+            ];
+            assert!(said.iter().all(|s| m.problem.contains(s)), "{}", m.problem);
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
 /// Reads the last commit's change data feed with Python deltalake:
 /// (change type, id, plan), sorted.
 const LAST_FEED: &str = r#"

@@ -52,6 +52,7 @@ pub use reconcile::{MergeCounts, Reconciliation};
 pub use record::RejectReason;
 pub use sink::{Scalar, Sink};
 pub use spec::{
-    key_date, Column, ColumnType, Dataset, History, Snapshot, SnapshotOrder, Spec, SpecError,
+    key_date, key_dates, Column, ColumnType, Dataset, History, Snapshot, SnapshotOrder, Spec,
+    SpecError,
 };
 pub use value::{Row, Rows, Units, Value};

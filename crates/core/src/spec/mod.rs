@@ -22,7 +22,7 @@ pub use parse::SpecError;
 pub use preset::{
     describe as describe_preset, fill_generated, Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE,
 };
-pub use snapshot::{key_date, Snapshot, SnapshotOrder};
+pub use snapshot::{key_date, key_dates, Snapshot, SnapshotOrder};
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
 /// what every command uses when no spec is given.

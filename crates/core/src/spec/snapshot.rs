@@ -5,7 +5,6 @@
 use super::check::optional;
 use super::parse::{RawDataset, Source};
 use super::{Column, ColumnType, SpecError};
-use chrono::{NaiveDate, NaiveDateTime};
 
 /// A dataset whose files are snapshots, not changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,21 +38,55 @@ impl Snapshot {
     }
 }
 
-/// The instant (microseconds since the epoch, UTC) of the first text in
-/// `location` that `format` reads as a date and time, or as a date (its
-/// midnight).
+/// The instant (microseconds since the epoch, UTC) of the date, or date and
+/// time, that `format` reads in `location`'s object key: `None` when it
+/// reads none, or several different ones ([`key_dates`] says which).
 pub fn key_date(location: &str, format: &str) -> Option<i64> {
-    location.char_indices().find_map(|(at, _)| {
-        let rest = &location[at..];
-        NaiveDateTime::parse_and_remainder(rest, format)
-            .map(|(t, _)| t)
-            .or_else(|_| {
-                NaiveDate::parse_and_remainder(rest, format)
-                    .map(|(d, _)| d.and_hms_opt(0, 0, 0).unwrap_or_default())
-            })
-            .ok()
-            .map(|t| t.and_utc().timestamp_micros())
-    })
+    match key_dates(location, format).as_slice() {
+        [only] => Some(*only),
+        _ => None,
+    }
+}
+
+/// The different instants `format` reads in `location`'s object key (an
+/// `s3://` location's bucket left out), left to right, each text read once:
+/// a date reads as its midnight, an hour without minutes (`hr=%H`) as its
+/// hour.
+pub fn key_dates(location: &str, format: &str) -> Vec<i64> {
+    let key = match location.strip_prefix("s3://") {
+        Some(rest) => rest.split_once('/').map_or("", |(_, key)| key),
+        None => location,
+    };
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(rest) = key.get(at..).filter(|r| !r.is_empty()) {
+        match read_at(rest, format) {
+            Some((instant, used)) => {
+                if !found.contains(&instant) {
+                    found.push(instant);
+                }
+                at += used;
+            }
+            None => at += rest.chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    found
+}
+
+/// The instant `format` reads at the start of `text`, and the bytes it read.
+fn read_at(text: &str, format: &str) -> Option<(i64, usize)> {
+    use chrono::format::{parse_and_remainder, Parsed, StrftimeItems};
+    let mut parsed = Parsed::new();
+    let rest = parse_and_remainder(&mut parsed, text, StrftimeItems::new(format)).ok()?;
+    if parsed.hour_mod_12().is_some() && parsed.minute().is_none() {
+        parsed.set_minute(0).ok()?;
+    }
+    let at = match parsed.to_naive_datetime_with_offset(0) {
+        Ok(at) => at,
+        Err(_) => parsed.to_naive_date().ok()?.and_hms_opt(0, 0, 0)?,
+    };
+    let used = text.len() - rest.len();
+    (used > 0).then(|| (at.and_utc().timestamp_micros(), used))
 }
 
 /// The options a snapshot dataset cannot take: its files hold rows, not changes.
@@ -114,11 +147,16 @@ pub(super) fn snapshot(
         },
         ([], Some(format)) => {
             let text = format.get_ref();
-            let sample = chrono::DateTime::from_timestamp(1_796_000_000, 0)
+            let sample = chrono::DateTime::from_timestamp(1_796_051_427, 0)
                 .unwrap_or_default()
                 .naive_utc();
             let written = sample.format(text).to_string();
-            if key_date(&written, text).is_none() {
+            // Read back and written again the same: no field is dropped (an hour
+            // of a 12-hour clock without its AM/PM would be).
+            let again = key_date(&written, text)
+                .and_then(chrono::DateTime::from_timestamp_micros)
+                .map(|t| t.naive_utc().format(text).to_string());
+            if again.as_deref() != Some(written.as_str()) {
                 return Err(err(format.span(), format!("snapshot_key_date {text:?} cannot be read back as a date: write a strftime format with the year, month and day (such as \"dt=%Y-%m-%d\" or \"%Y%m%d\")")));
             }
             SnapshotOrder::KeyDate(text.clone())
@@ -130,7 +168,7 @@ pub(super) fn snapshot(
 
 #[cfg(test)]
 mod tests {
-    use super::key_date;
+    use super::{key_date, key_dates};
     use crate::spec::{SnapshotOrder, Spec};
 
     fn spec(options: &str) -> Result<Spec, String> {
@@ -206,5 +244,38 @@ mod tests {
             Some(day("2026-12-02") + 6 * 3_600_000_000 + 1_800_000_000)
         );
         assert_eq!(key_date("/x/latest.csv", "dt=%Y-%m-%d"), None);
+    }
+
+    #[test]
+    fn an_hour_without_minutes_orders_snapshots_by_the_hour() {
+        let hour = |h: i64| {
+            key_date(
+                &format!("s3://b/dt=2026-12-01/hr={h:02}/x.csv"),
+                "dt=%Y-%m-%d/hr=%H",
+            )
+        };
+        assert_eq!(hour(10).unwrap() - hour(9).unwrap(), 3_600_000_000);
+        // Kinesis Data Firehose's folders.
+        let firehose = |h: &str| key_date(&format!("/in/2026/12/01/{h}/s-1.gz"), "/%Y/%m/%d/%H/");
+        assert_eq!(
+            firehose("13").unwrap() - firehose("00").unwrap(),
+            13 * 3_600_000_000
+        );
+        assert!(spec("mode = \"snapshot\"\nsnapshot_key_date = \"dt=%Y-%m-%d/hr=%H\"").is_ok());
+        // An hour of a 12-hour clock without AM/PM cannot be read back.
+        let e = spec("mode = \"snapshot\"\nsnapshot_key_date = \"%Y%m%d-%I\"").unwrap_err();
+        assert!(e.contains("cannot be read back"), "{e}");
+    }
+
+    #[test]
+    fn a_key_with_two_different_dates_has_no_date() {
+        let format = "_%Y%m%d";
+        let two = "/x/run_20250101/subs_20261201.csv";
+        assert_eq!(key_dates(two, format).len(), 2);
+        assert_eq!(key_date(two, format), None);
+        // The same date twice is one date; the bucket is not the object key.
+        let same = "s3://exports_20250101/run_20261201/subs_20261201.csv";
+        assert_eq!(key_dates(same, format).len(), 1);
+        assert_eq!(key_date(same, format), key_date("/subs_20261201", format));
     }
 }

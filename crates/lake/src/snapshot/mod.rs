@@ -22,7 +22,7 @@ use deltalake::arrow::datatypes::{DataType, Int64Type};
 use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::prelude::{lit, Expr};
 use deltalake::DeltaTable;
-use deltaload_core::{key_date, Dataset, MergeCounts, Snapshot, SnapshotOrder};
+use deltaload_core::{key_date, key_dates, Dataset, MergeCounts, Snapshot, SnapshotOrder};
 pub(crate) use diff::rows_of;
 pub(crate) use marks::MARKS_PROPERTY;
 use marks::{Marks, Verdict};
@@ -31,12 +31,28 @@ use std::sync::Arc;
 /// Why the file at `location` cannot be placed among its dataset's
 /// snapshots (`None`: it can, or the dataset's files are changes).
 pub(crate) fn unordered(dataset: &Dataset, location: &str) -> Option<String> {
-    match &dataset.snapshot.as_ref()?.order {
-        SnapshotOrder::KeyDate(format) if key_date(location, format).is_none() => Some(format!(
+    let SnapshotOrder::KeyDate(format) = &dataset.snapshot.as_ref()?.order else {
+        return None;
+    };
+    match key_dates(location, format).as_slice() {
+        [] => Some(format!(
             "the object key holds no date written as snapshot_key_date {format:?} writes it, \
              so the snapshot cannot be ordered: rename the object, or change snapshot_key_date"
         )),
-        _ => None,
+        [_] => None,
+        several => {
+            let shown = (several.iter())
+                .filter_map(|&t| chrono::DateTime::from_timestamp_micros(t))
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            Some(format!(
+                "the object key holds {} different dates written as snapshot_key_date {format:?} \
+                 writes them ({}), so the snapshot cannot be ordered: write the format so that \
+                 it reads only the snapshot's date (with the text around it, such as \
+                 \"exports_%Y%m%d\"), or rename the object",
+                several.len(),
+                shown.collect::<Vec<_>>().join(", ")
+            ))
+        }
     }
 }
 
