@@ -114,6 +114,15 @@ fn the_worked_example_gives_the_same_history_in_either_order() {
         check.contains("history: a version per change of tier, from __start_at to __end_at"),
         "{check}"
     );
+    // Tracking no column: said so (it printed "a version per change of ,").
+    let untracked = EXAMPLE_SPEC.replace("history_columns = [\"tier\"]", "history_columns = []");
+    assert_ne!(untracked, EXAMPLE_SPEC);
+    std::fs::write(sb.dir.path().join("untracked.toml"), untracked).expect("spec");
+    let check = crate::with_spec_ok(&sb, &["spec", "check", "untracked.toml"]);
+    assert!(
+        check.contains("history: a version from an upsert to the delete that closes it"),
+        "{check}"
+    );
     assert_eq!(histories[0], histories[1]);
     let header = "customer_id,tier,email,updated_at,__start_at,__end_at";
     let expected: Vec<&str> = [header].into_iter().chain(EXAMPLE_HISTORY).collect();

@@ -148,14 +148,45 @@ async fn a_snapshot_corrected_at_its_date_wins_in_the_history_as_in_the_table() 
             .await
             .expect("load");
     }
+    let versions = open_versions_are(&root, &spec, &[["1", "a"], ["2", "b"]]).await;
+    assert_eq!(versions, model(&[&first, &corrected]));
+}
+
+/// A snapshot loaded again on purpose (`--force`) after a correction at
+/// its date wins again, in the history as in the table. (Its changes were
+/// in the log already, from its first load, so the history kept the
+/// correction's rank: subscriber 2, retired by the correction, stayed
+/// closed while the table held it again.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_loaded_again_with_force_wins_in_the_history_as_in_the_table() {
+    use deltaload_lake::{LoadOptions, SourceFile};
+    let spec = crate::snapshots::spec("sequence_by = [\"exported_on\"]\nhistory = true");
+    let first = Export::dated(0, &[(1, "a"), (2, "b")]);
+    let corrected = Export::dated(0, &[(1, "a")]);
+    let (_dir, root, mut lake) = crate::snapshots::fresh(&spec).await;
+    for (e, force) in [(&first, false), (&corrected, false), (&first, true)] {
+        let file = SourceFile::in_memory(e.location(), e.csv());
+        let options = LoadOptions {
+            force,
+            ..LoadOptions::default()
+        };
+        lake.load(&file, options).await.expect("load");
+    }
+    let versions = open_versions_are(&root, &spec, &[["1", "a"], ["2", "b"]]).await;
+    assert_eq!(versions, model(&[&first, &corrected, &first]));
+}
+
+/// Asserts that the table holds `rows` (id, plan) and that they are the
+/// history's open versions; gives the history's versions.
+async fn open_versions_are(root: &LakeRoot, spec: &Spec, rows: &[[&str; 2]]) -> Vec<Vec<String>> {
     let table = TableName::Target(spec.datasets[0].clone());
-    let rows = deltaload_lake::table_rows(&root, &table, "id, plan").await;
-    assert_eq!(rows.expect("table"), [["1", "a"], ["2", "b"]]);
-    let versions = versions(&root, &spec).await;
+    let held = deltaload_lake::table_rows(root, &table, "id, plan").await;
+    assert_eq!(held.expect("table"), rows);
+    let versions = versions(root, spec).await;
     let open: Vec<[&str; 2]> = (versions.iter())
         .filter(|v| v[5] == "NULL")
         .map(|v| [v[0].as_str(), v[2].as_str()])
         .collect();
-    assert_eq!(open, [["1", "a"], ["2", "b"]], "{versions:?}");
-    assert_eq!(versions, model(&[&first, &corrected]));
+    assert_eq!(open, rows, "{versions:?}");
+    versions
 }

@@ -74,9 +74,16 @@ fn describe(d: &Dataset) -> std::io::Result<()> {
             .sequence_by
             .first()
             .map_or("", |&i| d.columns[i].name.as_str());
+        let per = match history.tracked.is_empty() {
+            true => "a version from an upsert to the delete that closes it (no column tracked)"
+                .to_string(),
+            false => format!(
+                "a version per change of {}",
+                d.names(&history.tracked).join(", ")
+            ),
+        };
         out!(
-            "  history: a version per change of {}, from __start_at to __end_at ({first} of the changes that opened and closed it)",
-            d.names(&history.tracked).join(", ")
+            "  history: {per}, from __start_at to __end_at ({first} of the changes that opened and closed it)"
         );
     }
     if d.change_data_feed {

@@ -48,7 +48,8 @@ impl Lake {
         // a recovered one's is written here, before any task is started.
         let dataset = self.sets[ds].dataset.clone();
         let snapshots =
-            (self.recovered_snapshot_histories(ds, parsed, &recovered, loaded_at)).await?;
+            (self.recovered_snapshot_histories(ds, parsed, &recovered, (loaded_at, opts.force)))
+                .await?;
         let history = (self.spawn_history(ds, parsed, (loaded_at, opts.force))).await?;
         let table = (self.write_round(ds, parsed, &pending, &mut counts, loaded_at, opts)).await;
         // Waited for whatever the table's write gave, to have its tables back.
@@ -102,7 +103,8 @@ impl Lake {
         match pending {
             [] if !dataset.keeps_tombstones() => {}
             [only] if dataset.snapshot.is_some() => {
-                counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], loaded_at).await?);
+                let at = (loaded_at, opts.force);
+                counts[*only] = Some(self.merge_snapshot(ds, &parsed[*only], at).await?);
             }
             [only] if parsed[*only].spilled.is_some() => {
                 counts[*only] = Some(self.upsert_spilled(ds, &parsed[*only], loaded_at).await?);

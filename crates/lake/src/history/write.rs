@@ -187,7 +187,10 @@ impl HistoryWriter {
             .map(|b| b.project(&columns))
             .collect::<Result<Vec<_>, _>>()
             .map_err(arrow())?;
-        if !mine.contains(&true) {
+        // A snapshot loaded again on purpose changed its table again: its
+        // changes come again, at their new load time.
+        let again = p.forced && dataset.snapshot.is_some();
+        if again || !mine.contains(&true) {
             parts.push(flagged(&dataset, p.all).map_err(arrow())?);
             mine.resize(from + p.all.num_rows(), true);
         }

@@ -26,15 +26,18 @@ use std::collections::HashMap;
 
 impl Lake {
     /// Writes `changes`, what the snapshot `p` of sequence `at` changed in
-    /// dataset `ds`'s table, into its history. Returns the versions opened
-    /// and closed.
+    /// dataset `ds`'s table, into its history, at `loaded_at`. Returns the
+    /// versions opened and closed. A snapshot loaded again on purpose
+    /// (`forced`) changed the table again: its changes are logged again, at
+    /// their new load time, which ranks them above those of the snapshots
+    /// loaded before at the same sequence, as in the table.
     pub(super) async fn snapshot_history(
         &mut self,
         ds: usize,
         p: &Parsed,
         changes: RecordBatch,
         at: i64,
-        loaded_at: i64,
+        (loaded_at, forced): (i64, bool),
     ) -> Result<(u64, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         if dataset.history.is_none() {
@@ -46,7 +49,7 @@ impl Lake {
             key: &p.key,
             touched: &changes,
             all: &changes,
-            forced: false,
+            forced,
         };
         self.write_changes_history(ds, file, loaded_at).await
     }
@@ -59,13 +62,13 @@ impl Lake {
         ds: usize,
         parsed: &[Parsed],
         recovered: &HashMap<FileKey, MergeCommit>,
-        loaded_at: i64,
+        at: (i64, bool),
     ) -> Result<Vec<(u64, u64)>, LakeError> {
         let snapshot = self.sets[ds].dataset.snapshot.is_some();
         let mut versions = vec![(0, 0); parsed.len()];
         for (p, written) in parsed.iter().zip(&mut versions) {
             if let (Some(c), true) = (recovered.get(&p.key), snapshot) {
-                *written = (self.recovered_snapshot_history(ds, p, c.version, loaded_at)).await?;
+                *written = (self.recovered_snapshot_history(ds, p, c.version, at)).await?;
             }
         }
         Ok(versions)
@@ -79,7 +82,7 @@ impl Lake {
         ds: usize,
         p: &Parsed,
         version: u64,
-        loaded_at: i64,
+        at: (i64, bool),
     ) -> Result<(u64, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let (true, Some(before)) = (dataset.history.is_some(), version.checked_sub(1)) else {
@@ -92,7 +95,7 @@ impl Lake {
             return Ok((0, 0));
         };
         match held.mark {
-            Some(_) => (self.snapshot_history(ds, p, held.diff.changes, held.at, loaded_at)).await,
+            Some(_) => (self.snapshot_history(ds, p, held.diff.changes, held.at, at)).await,
             None => Ok((0, 0)),
         }
     }

@@ -100,13 +100,14 @@ pub(crate) fn retired(counts: MergeCounts) -> MergeCounts {
 }
 
 impl Lake {
-    /// Loads the snapshot `p` into dataset `ds`'s table; returns the
-    /// upsert's counts (its deletes are the snapshot's retired rows).
+    /// Loads the snapshot `p` into dataset `ds`'s table, at `loaded_at`
+    /// (`forced`: loaded again on purpose); returns the upsert's counts (its
+    /// deletes are the snapshot's retired rows).
     pub(crate) async fn merge_snapshot(
         &mut self,
         ds: usize,
         p: &Parsed,
-        loaded_at: i64,
+        (loaded_at, forced): (i64, bool),
     ) -> Result<MergeCounts, LakeError> {
         let label = self.sets[ds].dataset.name.clone();
         if let Some(reason) = self.merge_reason(ds)? {
@@ -128,7 +129,7 @@ impl Lake {
             (self.upsert_snapshot(ds, p, changes, (held.mark, held.renewed), loaded_at)).await?;
         if let Some(changes) = history {
             (counts.opened, counts.closed) = self
-                .snapshot_history(ds, p, changes, held.at, loaded_at)
+                .snapshot_history(ds, p, changes, held.at, (loaded_at, forced))
                 .await?;
         }
         Ok(counts)
