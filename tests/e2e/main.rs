@@ -17,6 +17,7 @@ mod datasets;
 mod dead_letters;
 mod debezium;
 mod debezium_events;
+mod decimal_stats;
 mod delete_cases;
 mod deletes;
 mod dms;

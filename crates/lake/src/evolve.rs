@@ -52,6 +52,10 @@ pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
             Some("true".into()),
         ));
     }
+    if let Some(columns) = crate::exact_stats::stats_columns(&name.schema()) {
+        let key = crate::exact_stats::STATS_COLUMNS.to_string();
+        properties.push((key, Some(columns)));
+    }
     properties
 }
 

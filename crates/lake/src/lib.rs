@@ -23,6 +23,7 @@ pub mod budget;
 mod changes;
 pub mod error;
 mod evolve;
+mod exact_stats;
 mod expand;
 mod history;
 mod intake;

@@ -75,7 +75,9 @@ pub(crate) async fn open_or_create(
     }
     let table = load(root, name, &url).await?;
     if table.version().is_some() {
-        return crate::evolve::conform(table, name).await;
+        let mut table = crate::evolve::conform(table, name).await?;
+        crate::exact_stats::keep_exact(&mut table, &name.as_str()).await?;
+        return Ok(table);
     }
     let schema = crate::evolve::kernel_schema(name)?;
     let created = table
