@@ -144,15 +144,18 @@ pub fn describe(dataset: &super::Dataset) -> Vec<String> {
 }
 
 /// A sink file's start offset, 20 digits: `topic+0+0000000042.json.gz` gives
-/// `00000000000000000042` (topics hold no `+`).
+/// `00000000000000000042` (topics hold no `+`). The sink pads it to any
+/// width (`filename.offset.zero.pad.width`, 10 by default); a Kafka offset
+/// has at most 19 digits.
 fn offset_rank(base: &str) -> Option<String> {
     let mut parts = base.rsplitn(3, '+');
     let (last, partition) = (parts.next()?, parts.next()?);
     let topic = parts.next()?;
     let offset = last.split('.').next()?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let fits = !topic.is_empty() && digits(partition) && digits(offset) && offset.len() <= 19;
-    fits.then(|| format!("{offset:0>20}"))
+    let value = offset.trim_start_matches('0');
+    let fits = !topic.is_empty() && digits(partition) && digits(offset) && value.len() <= 19;
+    fits.then(|| format!("{value:0>20}"))
 }
 
 /// `0 LOAD0000000A` for a full-load file (every one before any change

@@ -145,9 +145,18 @@ fn sink_names_rank_by_start_offset() {
         rank("s3://b/t+12+0000001000.json.gz").as_deref(),
         Ok("00000000000000001000")
     );
+    // Padded to 20 digits (filename.offset.zero.pad.width = 20) or 30.
+    assert_eq!(
+        rank("t+0+00000000000000000042.json").as_deref(),
+        Ok("00000000000000000042")
+    );
+    assert_eq!(
+        rank(&format!("t+0+{:0>30}.json", 0)).as_deref(),
+        Ok("00000000000000000000")
+    );
     let ranks: Vec<String> = [
         "t+0+0000000009.json",
-        "t+0+0000000010.json",
+        "t+0+00000000000000000010.json",
         "t+0+12345678901.json",
     ]
     .iter()
@@ -159,7 +168,7 @@ fn sink_names_rank_by_start_offset() {
         "+0+0000000001.json",
         "t+x+0000000001.json",
         "t+0+.json",
-        "t+0+00000000000000000001.json",
+        "t+0+123456789012345678901.json",
     ] {
         let e = rank(bad).unwrap_err();
         assert!(
