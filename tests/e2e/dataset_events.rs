@@ -151,6 +151,41 @@ async fn one_batch_of_events_routes_each_object_to_its_dataset() {
             .is_empty(),
         "a spec without orders makes no orders table"
     );
+    narrowed_to_a_dataset(&stack, &spec).await;
+}
+
+/// `reconcile` checks only the objects a dataset of the spec loads (the
+/// stray one was reported never loaded, and `--enqueue` sent it again at
+/// every run), and with `--dataset` only that dataset's; `status` counts
+/// only its files.
+async fn narrowed_to_a_dataset(stack: &Stack, spec: &Spec) {
+    use deltaload_aws::landing_sweep::reconcile;
+    use deltaload_aws::listing::{S3Prefix, Selection};
+    let at = S3Prefix::parse(&format!("s3://{}/", stack.landing)).unwrap();
+    let all = Selection::default();
+    let mut lake = Lake::open_spec(&stack.lake_root(), spec).await.unwrap();
+    let r = reconcile(&stack.s3, &mut lake, &at, &all, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.listed, r.unrouted, r.checked, r.consistent),
+        (4, 1, 3, 3)
+    );
+    assert!(r.is_consistent(), "{r:?}");
+    let readings = spec.narrow("readings").unwrap();
+    let mut lake = Lake::open_spec(&stack.lake_root(), &readings)
+        .await
+        .unwrap();
+    let r = reconcile(&stack.s3, &mut lake, &at, &all, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.listed, r.unrouted, r.checked, r.consistent),
+        (4, 3, 1, 1)
+    );
+    let status = lake.status().await.unwrap();
+    let files: u64 = status.files_per_day.iter().map(|(_, _, n)| n).sum();
+    assert_eq!(files, 1, "{:?}", status.files_per_day);
 }
 
 /// `serve --spec` killed at every step of a batch that loads two datasets, then

@@ -54,9 +54,13 @@ fn print_text(at: &S3Prefix, r: &ReconcileReport, spec: &Spec) -> std::io::Resul
     }
     let count = |pred: fn(&Problem) -> bool| r.findings.iter().filter(|f| pred(&f.problem)).count();
     out!(
-        "{} listed, {} checked, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled {}, {} orphan reject files{}",
+        "{} listed, {} checked{}, {} consistent, {} never loaded, {} changed, {} refused, {} unfinished, {} unbalanced, {} doubled {}, {} orphan reject files{}",
         r.listed,
         r.checked,
+        match r.unrouted {
+            0 => String::new(),
+            n => format!(" ({n} under no source of the spec's datasets left out)"),
+        },
         r.consistent,
         count(|p| matches!(p, Problem::NeverLoaded)),
         count(|p| matches!(p, Problem::ChangedSince { .. })),

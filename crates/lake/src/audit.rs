@@ -274,15 +274,31 @@ impl Lake {
         Ok(out)
     }
 
+    /// The filter of the ledger's rows of this lake's datasets: every row,
+    /// unless the spec was narrowed to some (`--dataset`).
+    fn ledger_rows(&self) -> String {
+        if self.spec().others.is_empty() {
+            return "TRUE".to_string();
+        }
+        let names: Vec<String> = (self.spec().datasets.iter())
+            .map(|d| format!("'{}'", d.name.replace('\'', "''")))
+            .collect();
+        format!("dataset IN ({})", names.join(", "))
+    }
+
     /// Files per day and status, table sizes and versions, the last load, the
-    /// oldest refused file and the loads that did not finish.
+    /// oldest refused file and the loads that did not finish (of the
+    /// datasets of the lake's spec, when it was narrowed to some).
     pub async fn status(&mut self) -> Result<LakeStatus, LakeError> {
         let mut status = LakeStatus::default();
+        let mine = self.ledger_rows();
         let per_day = self
             .ask(
                 &TableName::Ledger,
-                "SELECT to_char(loaded_at, '%Y-%m-%d') AS day, status, count(*) FROM ledger \
-                 GROUP BY 1, 2 ORDER BY 1, 2",
+                &format!(
+                    "SELECT to_char(loaded_at, '%Y-%m-%d') AS day, status, count(*) FROM ledger \
+                     WHERE {mine} GROUP BY 1, 2 ORDER BY 1, 2"
+                ),
             )
             .await?;
         let days = column_text(&per_day, 0)?;
@@ -307,7 +323,7 @@ impl Lake {
         let last = self
             .ask(
                 &TableName::Ledger,
-                "SELECT max(loaded_at) FROM ledger WHERE status = 'loaded'",
+                &format!("SELECT max(loaded_at) FROM ledger WHERE status = 'loaded' AND {mine}"),
             )
             .await?;
         status.last_load = column_long(&last, 0, &timestamp())?
@@ -317,8 +333,10 @@ impl Lake {
         let refused = self
             .ask(
                 &TableName::Ledger,
-                "SELECT location, reason, loaded_at FROM ledger WHERE status = 'refused' \
-                 ORDER BY loaded_at LIMIT 1",
+                &format!(
+                    "SELECT location, reason, loaded_at FROM ledger WHERE status = 'refused' \
+                     AND {mine} ORDER BY loaded_at LIMIT 1"
+                ),
             )
             .await?;
         let location = column_text(&refused, 0)?.into_iter().next().flatten();
@@ -333,7 +351,10 @@ impl Lake {
         let unfinished = self
             .ask(
                 &TableName::Ledger,
-                "SELECT location FROM ledger WHERE status = 'loading' ORDER BY location",
+                &format!(
+                    "SELECT location FROM ledger WHERE status = 'loading' AND {mine} \
+                     ORDER BY location"
+                ),
             )
             .await?;
         status.unfinished = column_text(&unfinished, 0)?.into_iter().flatten().collect();
