@@ -219,7 +219,9 @@ pub struct LoadArgs {
     #[arg(long)]
     pub force: bool,
     /// Files loaded together, with one commit per table (their figures stay per
-    /// file, as if loaded one by one in the order given).
+    /// file, as if loaded one by one in the order given). Under a memory budget,
+    /// files that do not fit a tenth of it together, and a file read in pieces,
+    /// are loaded in commits of their own.
     #[arg(long, env = "DELTALOAD_BATCH_SIZE", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
     pub batch_size: u16,
     /// The engine writing the dataset's table: keyed (deltaload's keyed upsert)

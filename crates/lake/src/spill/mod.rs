@@ -21,8 +21,18 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Rows per batch of a run: what the merge holds of each run at a time.
+/// Rows per batch of a run at most: what the merge holds of each run at a
+/// time ([`run_batch_rows`] takes fewer of wide rows).
 const RUN_BATCH_ROWS: usize = 8_192;
+
+/// Rows per batch of a run whose changes take `row_bytes` each in memory,
+/// for runs made of `share` bytes of changes: the merge holds a batch of up
+/// to [`FAN_IN`] runs at once, so their batches take at most `share` in all.
+/// (Batches of 8,192 rows of a kilobyte each held 8 times the budget.)
+fn run_batch_rows(share: u64, row_bytes: u64) -> usize {
+    let rows = share / FAN_IN as u64 / row_bytes.max(1);
+    rows.clamp(1, RUN_BATCH_ROWS as u64) as usize
+}
 
 /// A file's changes spilled to sorted runs, and its figures so far.
 pub(crate) struct Spilled {
@@ -161,7 +171,8 @@ pub(crate) fn spill(
     let schema = writer.schema()?;
     let (runs, written, most_held) = (writer.runs, writer.written, writer.most_held);
     let runs_written = runs.len() as u64;
-    let runs = narrowed(dataset, &dir, runs, &schema)?;
+    let rows = run_batch_rows(budget.run_bytes(), written.1 / written.0.max(1));
+    let runs = narrowed(dataset, &dir, (runs, rows), &schema)?;
     let spilled = Spilled {
         _dir: dir,
         runs_written,
@@ -240,12 +251,13 @@ impl Spilled {
 /// Runs merged at once: what the merge holds is a batch of each.
 const FAN_IN: usize = 64;
 
-/// `runs` merged a group of [`FAN_IN`] at a time into fewer runs, in order,
-/// until at most [`FAN_IN`] are left (a file dozens of times the budget).
+/// `runs` merged a group of [`FAN_IN`] at a time into fewer runs (in
+/// batches of `rows`), in order, until at most [`FAN_IN`] are left (a file
+/// dozens of times the budget).
 fn narrowed(
     dataset: &Dataset,
     dir: &SpillDir,
-    mut runs: Vec<PathBuf>,
+    (mut runs, rows): (Vec<PathBuf>, usize),
     schema: &SchemaRef,
 ) -> Result<Vec<PathBuf>, LakeError> {
     let label = dataset.name.as_str();
@@ -255,7 +267,7 @@ fn narrowed(
         pass += 1;
         let mut fewer = Vec::with_capacity(runs.len().div_ceil(FAN_IN));
         for (g, group) in runs.chunks(FAN_IN).enumerate() {
-            let mut merge = Merge::new(dataset, (schema, group), &position, 0, RUN_BATCH_ROWS)?;
+            let mut merge = Merge::new(dataset, (schema, group), &position, 0, rows)?;
             let path = dir.path.join(format!("pass-{pass}-{g}.arrow"));
             let failed = |source: deltalake::arrow::error::ArrowError| LakeError::Spill {
                 table: label.to_string(),
@@ -280,13 +292,17 @@ fn narrowed(
     Ok(runs)
 }
 
-/// Writes `batch` to a run file at `path`, in batches of [`RUN_BATCH_ROWS`].
-fn write_run(path: &Path, batch: &RecordBatch) -> Result<(), deltalake::arrow::error::ArrowError> {
+/// Writes `batch` to a run file at `path`, in batches of `rows`.
+fn write_run(
+    path: &Path,
+    batch: &RecordBatch,
+    rows: usize,
+) -> Result<(), deltalake::arrow::error::ArrowError> {
     let file = std::io::BufWriter::new(std::fs::File::create(path)?);
     let mut writer = FileWriter::try_new(file, &batch.schema())?;
     let mut from = 0;
     while from < batch.num_rows() {
-        let len = RUN_BATCH_ROWS.min(batch.num_rows() - from);
+        let len = rows.max(1).min(batch.num_rows() - from);
         writer.write(&batch.slice(from, len))?;
         from += len;
     }

@@ -3,7 +3,7 @@
 //! reach the budget's share for them, then cut to the newest change per
 //! key, laid out as the table's rows and written to a run.
 
-use super::write_run;
+use super::{run_batch_rows, write_run};
 use crate::budget::SpillDir;
 use crate::changes::Changes;
 use crate::error::LakeError;
@@ -80,7 +80,12 @@ impl<'a> RunWriter<'a> {
         let changes = Changes::of_file(newest, self.location);
         let aligned = align(self.table, self.dataset, &changes, 0, label)?;
         let run = self.dir.path.join(format!("run-{}.arrow", self.runs.len()));
-        write_run(&run, &aligned.changes).map_err(|source| LakeError::Spill {
+        let (rows, bytes) = (
+            aligned.changes.num_rows() as u64,
+            aligned.changes.get_array_memory_size() as u64,
+        );
+        let batch_rows = run_batch_rows(self.share, bytes / rows.max(1));
+        write_run(&run, &aligned.changes, batch_rows).map_err(|source| LakeError::Spill {
             table: label.to_string(),
             path: run.display().to_string(),
             source,

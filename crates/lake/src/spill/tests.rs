@@ -142,3 +142,42 @@ async fn a_preset_file_read_in_pieces_keeps_its_feed_order() {
     let ranks = got.column(position[2]).as_string::<i32>();
     assert!(ranks.iter().all(|r| r == Some("1 20261201-101500123000")));
 }
+
+/// Runs of wide rows are written in batches that the merge, holding one of
+/// each of up to 64 runs, keeps within the runs' share of the budget
+/// (batches of 8,192 rows held whole runs: 16 times a 32 MiB budget).
+#[tokio::test]
+async fn runs_of_wide_rows_are_written_in_batches_the_merge_holds_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = Lake::open(&lake_url(dir.path().join("lake").to_str().unwrap()).unwrap())
+        .await
+        .unwrap();
+    let dataset = lake.sets[0].dataset.clone();
+    let wide = "x".repeat(1_000);
+    let mut text =
+        String::from("order_id,customer_id,status,amount,currency,ordered_at,updated_at\n");
+    for id in 0..600 {
+        text.push_str(&format!(
+            "{id},{wide},placed,1.00,EUR,2026-10-01T00:00:00,2026-10-01T00:00:00\n"
+        ));
+    }
+    let path = dir.path().join("wide.csv");
+    std::fs::write(&path, &text).unwrap();
+    let budget = MemoryBudget::of(1 << 20, dir.path().to_path_buf());
+    let (spilled, _) = spill(&dataset, &lake.sets[0].target, &path, "/w.csv", &budget)
+        .unwrap()
+        .unwrap();
+    assert!(spilled.runs.len() >= 2, "{} runs", spilled.runs.len());
+    let bound = budget.run_bytes() / FAN_IN as u64;
+    let (mut rows, mut biggest) = (0, 0);
+    for run in &spilled.runs {
+        let file = std::fs::File::open(run).unwrap();
+        for batch in deltalake::arrow::ipc::reader::FileReader::try_new(file, None).unwrap() {
+            let batch = batch.unwrap();
+            rows += batch.num_rows();
+            biggest = biggest.max(batch.num_rows() as u64 * spilled.row_bytes());
+        }
+    }
+    assert_eq!(rows, 600);
+    assert!(biggest <= bound, "a batch of {biggest} bytes, over {bound}");
+}
