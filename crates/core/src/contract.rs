@@ -13,22 +13,26 @@ pub struct HeaderMismatch {
     pub problem: String,
     /// The dataset's columns.
     pub expected: Vec<String>,
+    /// What to do, when it is not to fix the file (a file too large for the
+    /// memory budget is not wrong).
+    pub remedy: Option<String>,
 }
 
 impl fmt::Display for HeaderMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // A refusal before any column was read (an empty file's says what
         // it expected): no empty list of columns found.
+        let remedy = (self.remedy.as_deref()).unwrap_or("fix the file and upload it again");
         if self.found.is_empty() {
             return write!(
                 f,
-                "{}; file refused, nothing written: fix the file and upload it again",
+                "{}; file refused, nothing written: {remedy}",
                 self.problem
             );
         }
         write!(
             f,
-            "{}: has columns [{}], expected [{}]; file refused, nothing written: fix the file and upload it again",
+            "{}: has columns [{}], expected [{}]; file refused, nothing written: {remedy}",
             self.problem,
             self.found.join(", "),
             self.expected.join(", ")
@@ -48,6 +52,15 @@ impl HeaderMismatch {
                 .into_iter()
                 .map(str::to_string)
                 .collect(),
+            remedy: None,
+        }
+    }
+
+    /// The refusal with `remedy` in place of fixing the file.
+    pub fn with_remedy(self, remedy: &str) -> Self {
+        Self {
+            remedy: Some(remedy.to_string()),
+            ..self
         }
     }
 }

@@ -167,6 +167,7 @@ impl Source for Fake {
                 found: Vec::new(),
                 problem,
                 expected: vec!["k".into(), "s".into()],
+                remedy: None,
             }));
         }
         let mut newest = BTreeMap::new();

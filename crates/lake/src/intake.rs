@@ -66,18 +66,22 @@ impl Lake {
         }
         if let Some(why) = self.not_in_pieces(ds)? {
             let budget = self.budget.bytes.unwrap_or(u64::MAX);
-            return Ok(Intake::Refused(HeaderMismatch::new(
-                dataset,
-                Vec::new(),
-                format!(
-                    "too large to load within the memory budget: the file is {size} bytes, \
+            return Ok(Intake::Refused(
+                HeaderMismatch::new(
+                    dataset,
+                    Vec::new(),
+                    format!(
+                        "too large to load within the memory budget: the file is {size} bytes, \
                      reading it whole needs about {} bytes and the budget is {budget}, and \
-                     it cannot be read in pieces because {why}; raise the memory budget \
-                     (--memory-budget or DELTALOAD_MEMORY_BUDGET; on Lambda, FunctionMemory) \
-                     or split the file",
-                    size.saturating_mul(crate::budget::WHOLE_FILE_FACTOR)
+                     it cannot be read in pieces because {why}",
+                        size.saturating_mul(crate::budget::WHOLE_FILE_FACTOR)
+                    ),
+                )
+                .with_remedy(
+                    "raise the memory budget (--memory-budget or DELTALOAD_MEMORY_BUDGET; on \
+                 Lambda, FunctionMemory) or split the file, then load it again",
                 ),
-            )));
+            ));
         }
         let on_disk;
         let path = match file.on_disk.as_ref().map(|d| &d.path) {

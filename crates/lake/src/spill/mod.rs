@@ -123,10 +123,11 @@ impl<'a> Source<'a> {
             Vec::new(),
             format!(
                 "a record (or the header) is longer than {} bytes, more than the memory \
-                 budget lets a piece of the file hold; raise the memory budget",
+                 budget lets a piece of the file hold",
                 self.sizes.1
             ),
         )
+        .with_remedy("raise the memory budget, then load it again")
     }
 
     /// The text from `at` to the end of the last whole piece, per `cut`.
