@@ -158,8 +158,12 @@ pub(super) fn event<'a, 's>(
         }
         _ => (top, false),
     };
+    // A message event (op "m") has neither before nor after: its `source`
+    // still makes it an envelope, unless flat rows declare those columns.
+    let declared = |name: &str| dataset.columns.iter().any(|c| c.name == name);
+    let sourced = find(&body, "source").is_some() && !declared("op") && !declared("source");
     let envelope = find(&body, "op").is_some()
-        && (find(&body, "after").is_some() || find(&body, "before").is_some());
+        && (find(&body, "after").is_some() || find(&body, "before").is_some() || sourced);
     let event = match envelope {
         true => from_envelope(&body)?,
         false => flat(body)?,

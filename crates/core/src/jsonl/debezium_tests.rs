@@ -211,8 +211,12 @@ fn without_a_schema_the_declared_type_decides() {
 
 #[test]
 fn lines_that_are_no_event_are_rejected_with_what_was_expected() {
+    // A message event as Debezium writes it: no before nor after.
+    let message =
+        format!(r#"{{"op":"m","ts_ms":2,{SOURCE},"message":{{"prefix":"p","content":"Ymfy"}}}}"#);
     let lines = [
         payload("t", "null", "null"),
+        message,
         payload("c", "null", "null"),
         payload("d", "null", "null"),
         r#"{"schema":{},"payload":[1]}"#.to_string(),
@@ -223,6 +227,7 @@ fn lines_that_are_no_event_are_rejected_with_what_was_expected() {
     let (_, rejects) = rows(&lines);
     let expected = [
         "op is \"t\", an operation deltaload does not apply",
+        "op is \"m\", an operation deltaload does not apply",
         "is not a Debezium change event: an event of op \"c\", \"r\" or \"u\" without after",
         "is not a Debezium change event: a delete (op \"d\") without before",
         "is not a Debezium change event: payload is a JSON array, expected an object",
