@@ -274,16 +274,25 @@ impl Lake {
         Ok(out)
     }
 
-    /// The filter of the ledger's rows of this lake's datasets: every row,
-    /// unless the spec was narrowed to some (`--dataset`).
-    fn ledger_rows(&self) -> String {
-        if self.spec().others.is_empty() {
-            return "TRUE".to_string();
-        }
-        let names: Vec<String> = (self.spec().datasets.iter())
-            .map(|d| format!("'{}'", d.name.replace('\'', "''")))
-            .collect();
-        format!("dataset IN ({})", names.join(", "))
+    /// [`Lake::ask`] of the ledger, `{mine}` in `sql` standing for the
+    /// filter of the rows of this lake's datasets: every row, unless the spec
+    /// was narrowed to some (`--dataset`; their names bound as parameters).
+    async fn ask_ledger(&mut self, sql: &str) -> Result<Vec<RecordBatch>, LakeError> {
+        let (mine, names) = match self.spec().others.is_empty() {
+            true => ("TRUE".to_string(), Vec::new()),
+            false => {
+                let names = self
+                    .spec()
+                    .datasets
+                    .iter()
+                    .map(|d| ScalarValue::from(d.name.as_str()));
+                let names: Vec<ScalarValue> = names.collect();
+                let places: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
+                (format!("dataset IN ({})", places.join(", ")), names)
+            }
+        };
+        let sql = sql.replace("{mine}", &mine);
+        self.ask_with(&TableName::Ledger, &sql, names).await
     }
 
     /// Files per day and status, table sizes and versions, the last load, the
@@ -291,14 +300,10 @@ impl Lake {
     /// datasets of the lake's spec, when it was narrowed to some).
     pub async fn status(&mut self) -> Result<LakeStatus, LakeError> {
         let mut status = LakeStatus::default();
-        let mine = self.ledger_rows();
         let per_day = self
-            .ask(
-                &TableName::Ledger,
-                &format!(
-                    "SELECT to_char(loaded_at, '%Y-%m-%d') AS day, status, count(*) FROM ledger \
-                     WHERE {mine} GROUP BY 1, 2 ORDER BY 1, 2"
-                ),
+            .ask_ledger(
+                "SELECT to_char(loaded_at, '%Y-%m-%d') AS day, status, count(*) FROM ledger \
+                 WHERE {mine} GROUP BY 1, 2 ORDER BY 1, 2",
             )
             .await?;
         let days = column_text(&per_day, 0)?;
@@ -321,22 +326,16 @@ impl Lake {
             status.tables.push((name.as_str(), rows, version));
         }
         let last = self
-            .ask(
-                &TableName::Ledger,
-                &format!("SELECT max(loaded_at) FROM ledger WHERE status = 'loaded' AND {mine}"),
-            )
+            .ask_ledger("SELECT max(loaded_at) FROM ledger WHERE status = 'loaded' AND {mine}")
             .await?;
         status.last_load = column_long(&last, 0, &timestamp())?
             .first()
             .copied()
             .flatten();
         let refused = self
-            .ask(
-                &TableName::Ledger,
-                &format!(
-                    "SELECT location, reason, loaded_at FROM ledger WHERE status = 'refused' \
-                     AND {mine} ORDER BY loaded_at LIMIT 1"
-                ),
+            .ask_ledger(
+                "SELECT location, reason, loaded_at FROM ledger WHERE status = 'refused' \
+                 AND {mine} ORDER BY loaded_at LIMIT 1",
             )
             .await?;
         let location = column_text(&refused, 0)?.into_iter().next().flatten();
@@ -349,12 +348,8 @@ impl Lake {
             status.oldest_refused = Some((location, reason, at));
         }
         let unfinished = self
-            .ask(
-                &TableName::Ledger,
-                &format!(
-                    "SELECT location FROM ledger WHERE status = 'loading' AND {mine} \
-                     ORDER BY location"
-                ),
+            .ask_ledger(
+                "SELECT location FROM ledger WHERE status = 'loading' AND {mine} ORDER BY location",
             )
             .await?;
         status.unfinished = column_text(&unfinished, 0)?.into_iter().flatten().collect();

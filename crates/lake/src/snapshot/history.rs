@@ -62,13 +62,13 @@ impl Lake {
         ds: usize,
         parsed: &[Parsed],
         recovered: &HashMap<FileKey, MergeCommit>,
-        at: (i64, bool),
+        load: (i64, bool),
     ) -> Result<Vec<(u64, u64)>, LakeError> {
         let snapshot = self.sets[ds].dataset.snapshot.is_some();
         let mut versions = vec![(0, 0); parsed.len()];
         for (p, written) in parsed.iter().zip(&mut versions) {
             if let (Some(c), true) = (recovered.get(&p.key), snapshot) {
-                *written = (self.recovered_snapshot_history(ds, p, c.version, at)).await?;
+                *written = (self.recovered_snapshot_history(ds, p, c.version, load)).await?;
             }
         }
         Ok(versions)
@@ -82,7 +82,7 @@ impl Lake {
         ds: usize,
         p: &Parsed,
         version: u64,
-        at: (i64, bool),
+        load: (i64, bool),
     ) -> Result<(u64, u64), LakeError> {
         let dataset = self.sets[ds].dataset.clone();
         let (true, Some(before)) = (dataset.history.is_some(), version.checked_sub(1)) else {
@@ -95,7 +95,7 @@ impl Lake {
             return Ok((0, 0));
         };
         match held.mark {
-            Some(_) => (self.snapshot_history(ds, p, held.diff.changes, held.at, at)).await,
+            Some(_) => (self.snapshot_history(ds, p, held.diff.changes, held.at, load)).await,
             None => Ok((0, 0)),
         }
     }
