@@ -44,10 +44,13 @@ pub(crate) fn stats_columns(schema: &Schema) -> Option<String> {
     Some(kept.collect::<Vec<_>>().join(","))
 }
 
-/// A column's name as the property lists it: in backticks (doubled inside)
-/// unless it is letters, digits and underscores.
+/// A column's name as the property lists it, as the Delta kernel's
+/// `ColumnName` writes one (deltalake does not export it): in backticks
+/// (doubled inside) unless it is letters, digits and underscores not
+/// starting with a digit.
 fn quoted(name: &str) -> String {
-    match name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.is_empty() {
+    let simple = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match simple && !name.starts_with(|c: char| c.is_ascii_digit()) && !name.is_empty() {
         true => name.to_string(),
         false => format!("`{}`", name.replace('`', "``")),
     }
@@ -132,8 +135,10 @@ mod tests {
             field("amount", DataType::Decimal128(18, 2)),
             field("my col", DataType::Utf8),
             field("a`b", DataType::Utf8),
+            field("2fa", DataType::Boolean),
         ]);
-        assert_eq!(stats_columns(&wide).as_deref(), Some("id,`my col`,`a``b`"));
+        let named = stats_columns(&wide);
+        assert_eq!(named.as_deref(), Some("id,`my col`,`a``b`,`2fa`"));
         // Past the first 32 columns no statistics are kept anyway.
         let mut many: Vec<Field> = (0..32)
             .map(|i| field(&format!("c{i}"), DataType::Int32))
