@@ -195,8 +195,10 @@ impl Lake {
 
     async fn open_spec_once(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
         // The tables are opened at once: on S3 each is a few round trips,
-        // and a Lambda's cold start waits for all of them.
-        let sets = futures::future::try_join_all(spec.datasets.iter().map(|d| async move {
+        // and a Lambda's cold start waits for all of them. Each opening runs
+        // to its end before an error is returned: one still replaying its
+        // log when the process exits panics in the Delta kernel's executor.
+        let sets = futures::future::join_all(spec.datasets.iter().map(|d| async move {
             let (target, rejected) = (TableName::Target(d.clone()), TableName::Rejected(d.clone()));
             // Both at once; the table's own error first (a changed key also
             // renames the rejects' key column).
@@ -224,11 +226,13 @@ impl Lake {
                 history,
             })
         }));
-        let (sets, ledger, reconciliation) = futures::try_join!(
+        let (sets, ledger, reconciliation) = futures::join!(
             sets,
             table::open_or_create(root, &TableName::Ledger),
             table::open_or_create(root, &TableName::Reconciliation),
-        )?;
+        );
+        let sets = sets.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let (ledger, reconciliation) = (ledger?, reconciliation?);
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),

@@ -50,11 +50,15 @@ impl HistoryTables {
             TableName::History(dataset.clone()),
             TableName::HistoryLog(dataset.clone()),
         );
-        let (versions, log) = futures::try_join!(
+        // Both to their end, as the lake's other tables (`Lake::open_spec`).
+        let (versions, log) = futures::join!(
             crate::table::open_or_create(root, &names.0),
             crate::table::open_or_create(root, &names.1),
-        )?;
-        Ok(Self { versions, log })
+        );
+        Ok(Self {
+            versions: versions?,
+            log: log?,
+        })
     }
 
     /// Reloads both to their latest versions.
