@@ -12,6 +12,8 @@ use crate::Lake;
 use deltalake::datafusion::common::Column;
 use deltalake::datafusion::prelude::Expr;
 use deltalake::kernel::transaction::CommitProperties;
+use deltalake::operations::merge::{MergeBuilder, MergeMetrics};
+use deltalake::DeltaTableError;
 use deltaload_core::{Dataset, MergeCounts};
 use serde_json::json;
 use serde_json::Value as Json;
@@ -110,9 +112,8 @@ impl Lake {
         let dataset = set.dataset.clone();
         let label = dataset.name.clone();
         let url = set.target.table_url().clone();
-        let deletes = dataset.delete_when.is_some();
         let mut batch = changes.target_batch(&dataset, loaded_at)?;
-        if !deletes {
+        if dataset.delete_when.is_none() {
             batch.remove_column(batch.num_columns() - 1);
         }
         let ranges = match integer_key(&dataset) {
@@ -128,80 +129,88 @@ impl Lake {
         let files: Vec<Json> = files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
-        // With deletes in the feed: a delete removes a matched row it is not
-        // older than; an upsert updates or inserts as without.
-        let flag = side("s", arrow_rows::DELETE_FLAG);
-        let when = |condition: Option<Expr>, delete: bool| {
-            // A null flag is an upsert (one that sets its row whole).
-            let flag = match delete {
-                true => flag.clone().is_true(),
-                false => flag.clone().is_not_true(),
-            };
-            match (deletes, condition) {
-                (true, Some(c)) => Some(flag.and(c)),
-                (true, None) => Some(flag),
-                (false, c) => c,
-            }
-        };
-        let mut builder = set
+        let builder = set
             .target
             .clone()
             .merge(source, predicate)
             .with_source_alias("s")
             .with_target_alias("t")
             .with_commit_properties(props);
-        if deletes {
-            let condition = when(sequence_predicate(&dataset, true), true);
-            builder = builder
-                .when_matched_delete(|d| match condition {
-                    Some(c) => d.predicate(c),
-                    None => d,
-                })
-                .map_err(LakeError::delta(&label, &url))?;
-        }
-        let builder = builder
-            .when_matched_update(|update| {
-                let update = match when(newer_predicate(&dataset), false) {
-                    Some(p) => update.predicate(p),
-                    None => update,
-                };
-                updated_columns(&dataset).fold(update, |u, c| {
-                    u.update(Column::new_unqualified(c), updated_value(&dataset, c))
-                })
-            })
-            .and_then(|m| {
-                m.when_not_matched_insert(|insert| {
-                    let insert = match when(None, false) {
-                        Some(p) => insert.predicate(p),
-                        None => insert,
-                    };
-                    all_columns(&dataset).fold(insert, |i, c| {
-                        i.set(Column::new_unqualified(c), side("s", c))
-                    })
-                })
-            })
-            .map_err(LakeError::delta(&label, &url))?;
+        let builder = with_clauses(builder, &dataset).map_err(LakeError::delta(&label, &url))?;
         let (table, metrics) = builder.await.map_err(LakeError::delta(&label, &url))?;
         self.sets[ds].target = table;
         self.merged_unchecked = true;
         self.writes.merge += 1;
-        let counts = MergeCounts {
-            inserted: metrics.num_target_rows_inserted as u64,
-            updated: metrics.num_target_rows_updated as u64,
-            deleted: metrics.num_target_rows_deleted as u64,
-            ..MergeCounts::default()
-        };
-        let after = self.sets[ds].target.version();
-        let files = crate::OrdersFiles {
-            scanned: metrics.num_target_files_scanned as u64,
-            skipped: metrics.num_target_files_skipped_during_scan as u64,
-            rewritten: metrics.num_target_files_removed as u64,
-            added: metrics.num_target_files_added as u64,
-            reread: 0,
-        };
+        let (counts, files) = merge_figures(&metrics);
         self.count_files(&label, files, "merge");
+        let after = self.sets[ds].target.version();
         Ok((counts, (after != before).then_some(after).flatten()))
     }
+}
+
+/// The MERGE's clauses: with deletes in the feed, a delete removes a matched
+/// row it is not older than; an upsert updates a matched row only with a newer
+/// change, and inserts an unknown key.
+fn with_clauses(builder: MergeBuilder, dataset: &Dataset) -> Result<MergeBuilder, DeltaTableError> {
+    let deletes = dataset.delete_when.is_some();
+    let flag = side("s", arrow_rows::DELETE_FLAG);
+    let when = |condition: Option<Expr>, delete: bool| {
+        // A null flag is an upsert (one that sets its row whole).
+        let flag = match delete {
+            true => flag.clone().is_true(),
+            false => flag.clone().is_not_true(),
+        };
+        match (deletes, condition) {
+            (true, Some(c)) => Some(flag.and(c)),
+            (true, None) => Some(flag),
+            (false, c) => c,
+        }
+    };
+    let mut builder = builder;
+    if deletes {
+        let condition = when(sequence_predicate(dataset, true), true);
+        builder = builder.when_matched_delete(|d| match condition {
+            Some(c) => d.predicate(c),
+            None => d,
+        })?;
+    }
+    builder
+        .when_matched_update(|update| {
+            let update = match when(newer_predicate(dataset), false) {
+                Some(p) => update.predicate(p),
+                None => update,
+            };
+            updated_columns(dataset).fold(update, |u, c| {
+                u.update(Column::new_unqualified(c), updated_value(dataset, c))
+            })
+        })?
+        .when_not_matched_insert(|insert| {
+            let insert = match when(None, false) {
+                Some(p) => insert.predicate(p),
+                None => insert,
+            };
+            all_columns(dataset).fold(insert, |i, c| {
+                i.set(Column::new_unqualified(c), side("s", c))
+            })
+        })
+}
+
+/// A MERGE's figures from its operation metrics: the rows and the files.
+fn merge_figures(metrics: &MergeMetrics) -> (MergeCounts, crate::OrdersFiles) {
+    let counts = MergeCounts {
+        inserted: metrics.num_target_rows_inserted as u64,
+        updated: metrics.num_target_rows_updated as u64,
+        deleted: metrics.num_target_rows_deleted as u64,
+        ..MergeCounts::default()
+    };
+    let files = crate::OrdersFiles {
+        scanned: metrics.num_target_files_scanned as u64,
+        skipped: metrics.num_target_files_skipped_during_scan as u64,
+        rewritten: metrics.num_target_files_removed as u64,
+        added: metrics.num_target_files_added as u64,
+        reread: 0,
+    };
+    (counts, files)
 }
 
 #[cfg(test)]
