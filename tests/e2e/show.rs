@@ -137,6 +137,13 @@ fn with_closed_stdout(sb: &Sandbox, args: &[&str]) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_closed_output_pipe_ends_every_command_quietly() {
     let sb = thirty_orders();
+    // More than the CSV writer's buffer: its own writes meet the closed pipe.
+    let wide: Vec<Order> = (100..1100)
+        .map(|id| Order::new(id).updated_at("2026-10-01T10:00:00"))
+        .collect();
+    sb.file("wide.csv", orders_csv(&wide));
+    let load = deltaload(&sb, &["load", "raw/wide.csv"], None);
+    assert_eq!(load.status.code(), Some(0), "{}", stderr(&load));
     sb.file(
         "more.csv",
         orders_csv(&[Order::new(31)

@@ -192,12 +192,17 @@ impl<'a> Printer<'a> {
                 writeln!(self.out, "{text}").map_err(LakeError::output(name))?;
             }
             ShowFormat::Csv => {
+                // Into a buffer first: the CSV writer's own errors keep no
+                // I/O error, and a closed pipe must stay one (status 141).
+                let mut text = Vec::new();
                 let mut writer = deltalake::arrow::csv::WriterBuilder::new()
                     .with_header(!self.header_written)
-                    .build(&mut *self.out);
+                    .build(&mut text);
                 for batch in &batches {
                     writer.write(batch).map_err(LakeError::arrow(name))?;
                 }
+                drop(writer);
+                self.out.write_all(&text).map_err(LakeError::output(name))?;
             }
             ShowFormat::Json => {
                 let mut writer = deltalake::arrow::json::LineDelimitedWriter::new(&mut *self.out);
