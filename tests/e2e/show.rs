@@ -117,6 +117,13 @@ async fn one_key_is_looked_up_and_a_bad_key_is_explained() {
         None,
     );
     assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
+    // The path as given to load finds the same row.
+    let relative = deltaload(
+        &sb,
+        &["show", "ledger", "--key", "raw/many.csv", "--format", "csv"],
+        None,
+    );
+    assert_eq!(stdout(&relative), stdout(&out));
 }
 
 /// Runs `deltaload ARGS` in `sb` with its standard output a pipe whose reader

@@ -92,8 +92,10 @@ pub enum Command {
     Redrive(RedriveArgs),
     /// Compact the tables' small files, write a checkpoint and vacuum.
     ///
-    /// Small files are compacted into files of about --target-file-mb (with
-    /// --cluster, all of `orders` is rewritten sorted by order_id). Then a
+    /// Small files are compacted into files of about --orders-file-mb (each
+    /// dataset's table) or --target-file-mb (the other tables); with --cluster
+    /// each dataset's table is rewritten sorted by its first key column
+    /// (order_id for orders). Then a
     /// checkpoint is written, log entries past the tables' log retention (30
     /// days) removed, and data files no version of the last --retain-hours
     /// refers to deleted. Safe beside running loads: a compaction that loses to a
@@ -172,12 +174,15 @@ pub struct MaintainArgs {
     /// Lake root.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
     pub lake: String,
-    /// Target size of compacted files of rejected_orders, ledger and reconciliation, in MiB.
+    /// Target size of compacted files of the tables beside the datasets'
+    /// (rejected_, tombstones_, history_ and history_log_ tables, ledger and
+    /// reconciliation), in MiB.
     #[arg(long, default_value_t = deltaload_lake::maintain::DEFAULT_TARGET_FILE_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub target_file_mb: u64,
-    /// Target size of compacted or clustered `orders` files, in MiB: a MERGE
-    /// rewrites every file holding an order it changes, so smaller files make
-    /// a change cheaper and a read of the table slower.
+    /// Target size of compacted or clustered files of each dataset's table
+    /// (`orders` without a spec), in MiB: a MERGE rewrites every file holding
+    /// a key it changes, so smaller files make a change cheaper and a read of
+    /// the table slower.
     #[arg(long, default_value_t = deltaload_lake::ORDERS_FILE_BYTES >> 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub orders_file_mb: u64,
     /// Keep data files that versions of the last this many hours refer to.
@@ -187,9 +192,10 @@ pub struct MaintainArgs {
     /// when no load or reader can still be on an older version.
     #[arg(long)]
     pub allow_short_retention: bool,
-    /// Rewrite all of `orders` sorted by order_id, so each file covers a narrow
-    /// range of orders and a MERGE's file pruning skips more (a full rewrite:
-    /// weekly rather than daily).
+    /// Rewrite each dataset's table whole, sorted by its first key column
+    /// (order_id for orders), so each file covers a narrow range of keys and a
+    /// MERGE's file pruning skips more (a full rewrite: weekly rather than
+    /// daily).
     #[arg(long)]
     pub cluster: bool,
     /// Print what vacuum would delete; change nothing.
@@ -230,7 +236,8 @@ pub struct LoadArgs {
     pub engine: deltaload_lake::Engine,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
-    /// CSV change files to load.
+    /// Change files to load, in the dataset's format (CSV, JSON Lines or
+    /// Parquet; gzip-compressed too).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }
@@ -260,7 +267,8 @@ pub struct ValidateArgs {
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The table: a dataset's name (orders without a spec), rejected_<dataset>,
-    /// ledger or reconciliation.
+    /// tombstones_<dataset>, history_<dataset>, history_log_<dataset>, ledger
+    /// or reconciliation.
     pub table: String,
     /// Lake root: a directory or a URI.
     #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
@@ -275,7 +283,8 @@ pub struct ShowArgs {
     pub format: ShowFormatArg,
     /// Only the rows of this key: the first key column's value for a dataset's
     /// table (an order_id for orders), a source file for rejected_<dataset>, a
-    /// location for ledger and reconciliation.
+    /// location for ledger and reconciliation (a local file's path as given to
+    /// load, or its absolute path).
     #[arg(long, value_name = "VALUE")]
     pub key: Option<String>,
 }

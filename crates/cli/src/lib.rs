@@ -137,7 +137,8 @@ async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     use std::io::Write;
     let root = lake_root(&args.lake)?;
     let table = args::parse_table(&args.table, spec).map_err(anyhow::Error::msg)?;
-    let opts = args.options();
+    let mut opts = args.options();
+    opts.key = opts.key.map(|key| located_key(&table, key));
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let shown = deltaload_lake::show(&root, &table, &opts, &mut out).await?;
     // The line of counts follows a text table; it goes to stderr after CSV or
@@ -149,6 +150,19 @@ async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
         eprintln!("{}", shown.summary());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `show --key` of a table keyed by a file's location (rejected_, ledger,
+/// reconciliation): a local file's relative path as `load` was given it is
+/// recorded absolute, so it is looked up so. Any other key is kept.
+fn located_key(table: &deltaload_lake::TableName, key: String) -> String {
+    use deltaload_lake::TableName::{Ledger, Reconciliation, Rejected};
+    let by_location = matches!(table, Rejected(_) | Ledger | Reconciliation);
+    let path = std::path::Path::new(&key);
+    match by_location && !key.contains("://") && path.is_relative() && path.exists() {
+        true => deltaload_lake::local_source(&key).unwrap_or(key),
+        false => key,
+    }
 }
 
 #[cfg(test)]
