@@ -3,7 +3,7 @@
 //! in `history_<name>`, with the sequence that opened and closed it.
 
 use super::check::{optional, resolve};
-use super::parse::{RawDataset, Source};
+use super::parse::{Names, RawDataset, Source};
 use super::{Column, Dataset, SpecError};
 
 /// A dataset that keeps the versions of its keys.
@@ -83,40 +83,58 @@ pub(super) fn history(
             format!("dataset {name:?} has history = true: {option} makes changes that carry part of a row, and a version holds its row whole; remove {option} or the history"),
         ));
     }
-    let Roles {
-        keys,
-        sequence_by,
-        generated,
-    } = roles;
-    if sequence_by.is_empty() {
+    if roles.sequence_by.is_empty() {
         let add = match d.snapshot_key_date.is_some() {
             true => "order its snapshots by a sequence column (sequence_by = [\"exported_on\"]) instead of snapshot_key_date",
             false => "add sequence_by (or a preset, whose files give the order)",
         };
         return Err(err(span, format!("dataset {name:?} has history = true but no sequence: a version opens and closes at a change's sequence, so {add}")));
     }
+    let tracked = tracked(src, d, columns, roles)?;
+    Ok(Some(History { tracked }))
+}
+
+/// The columns whose change opens a new version, from `history_columns` or
+/// `history_except_columns`.
+fn tracked(
+    src: &Source<'_>,
+    d: &RawDataset,
+    columns: &[Column],
+    roles: Roles<'_>,
+) -> Result<Vec<usize>, SpecError> {
+    let name = d.name.get_ref();
+    let err = |span: std::ops::Range<usize>, m: String| src.error(Some(span), m);
+    let Roles {
+        keys,
+        sequence_by,
+        generated,
+    } = roles;
     // By default every column but the keys, the sequence and the columns
     // deltaload fills tracks: a row sent again with a new sequence alone
     // opens no version.
     let trackable = |i: &usize| !keys.contains(i) && !sequence_by.contains(i);
     let data = (0..columns.len() - generated).filter(trackable);
-    let tracked: Vec<usize> = match (&d.history_columns, &d.history_except_columns) {
-        (Some(n), _) => optional(&d.history_columns, |n| {
-            resolve(src, name, columns, n, "history_columns")
-        })
-        .and_then(|t| match t.iter().find(|i| !trackable(i)) {
-            Some(&i) => Err(err(n.span(), format!("history_columns names {:?}, a key or sequence column: name the columns whose change opens a new version", columns[i].name))),
-            None => Ok(t),
-        })?,
+    // A key or sequence column named in either list is a mistake: it never
+    // opens a version (nor could it be left out of one).
+    let named = |option: &str, list: &Option<Names>| {
+        let found = optional(list, |n| resolve(src, name, columns, n, option))?;
+        match (found.iter().find(|i| !trackable(i)), list) {
+            (Some(&i), Some(n)) => Err(err(n.span(), format!("{option} names {:?}, a key or sequence column, which never opens a version: name only columns whose change {}", columns[i].name, match option {
+                "history_columns" => "opens a new version",
+                _ => "would open one",
+            }))),
+            _ => Ok(found),
+        }
+    };
+    let tracked = match (&d.history_columns, &d.history_except_columns) {
+        (Some(_), _) => named("history_columns", &d.history_columns)?,
         (None, Some(_)) => {
-            let except = optional(&d.history_except_columns, |n| {
-                resolve(src, name, columns, n, "history_except_columns")
-            })?;
+            let except = named("history_except_columns", &d.history_except_columns)?;
             data.filter(|i| !except.contains(i)).collect()
         }
         (None, None) => data.collect(),
     };
-    Ok(Some(History { tracked }))
+    Ok(tracked)
 }
 
 #[cfg(test)]
@@ -157,6 +175,10 @@ mod tests {
             (
                 &format!("{on}\nhistory_columns = [\"id\"]"),
                 "a key or sequence column",
+            ),
+            (
+                &format!("{on}\nhistory_except_columns = [\"at\"]"),
+                "history_except_columns names \"at\", a key or sequence column",
             ),
             (
                 &format!(
