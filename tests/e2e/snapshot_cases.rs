@@ -3,7 +3,7 @@
 //! from retiring ([`crate::snapshots`] holds the property test).
 
 use crate::snapshots::{follow, fresh, spec, Export, COLUMNS};
-use deltaload_lake::{LoadOptions, LoadOutcome, SourceFile, TableName};
+use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile, TableName};
 
 /// A worked case: day 2 retires subscriber 3 and changes 2's plan, day 1
 /// loaded after it changes nothing, and the figures and table say so.
@@ -243,5 +243,45 @@ async fn a_snapshot_with_rejects_retires_nothing() {
     assert_eq!(
         held,
         [["1", "b"], ["2", "a"], ["3", "a"]].map(|r| r.map(String::from).to_vec())
+    );
+}
+
+/// A spec whose snapshots are scoped, or ordered, otherwise than the
+/// table's were is refused when the lake opens, before a file is claimed:
+/// a region's snapshot of day 1 would otherwise undo the whole table's of
+/// day 2 (it retired subscriber 1 and brought 3 back).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_scope_or_order_stops_before_a_file_is_claimed() {
+    let by_day = "sequence_by = [\"exported_on\"]";
+    let (_dir, root, mut lake) = fresh(&spec(by_day)).await;
+    let header = "id,region,plan,exported_on\n";
+    let whole = SourceFile::in_memory(
+        "/landing/all-2.csv".into(),
+        format!("{header}1,eu,a,2026-12-02\n2,us,a,2026-12-02\n").into(),
+    );
+    let loaded = lake.load(&whole, LoadOptions::default()).await;
+    assert!(matches!(loaded, Ok(LoadOutcome::Loaded(_))), "{loaded:?}");
+    drop(lake);
+    let changed = [
+        (
+            format!("{by_day}\nsnapshot_scope = [\"region\"]"),
+            "loaded with no snapshot_scope (each file the whole table) and the spec has snapshot_scope = [\"region\"]",
+        ),
+        (
+            "snapshot_key_date = \"dt=%Y-%m-%d\"".to_string(),
+            // Refused for the column it stops ordering by, no longer not null.
+            "column \"exported_on\" is date, not null in the table and date, nullable in the spec (keys and sequence_by columns are stored not null",
+        ),
+    ];
+    for (extra, says) in changed {
+        let e = Lake::open_spec(&root, &spec(&extra)).await.err();
+        let e = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains(says), "{extra}: {e}");
+    }
+    let table = TableName::Target(spec(by_day).datasets[0].clone());
+    let held = deltaload_lake::table_rows(&root, &table, "id").await;
+    assert_eq!(
+        held.expect("rows"),
+        [["1"], ["2"]].map(|r| r.map(String::from).to_vec())
     );
 }

@@ -91,7 +91,15 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
     let metadata = snapshot.metadata();
     check_keys_and_partitions(name, metadata.configuration(), metadata.partition_columns())
         .map_err(refuse)?;
-    let added = added_columns(&snapshot.schema(), &kernel_schema(name)?).map_err(refuse)?;
+    let added = added_columns(&snapshot.schema(), &kernel_schema(name)?)
+        .map_err(|detail| match name {
+            TableName::Tombstones(_) => format!(
+                "{detail} (it holds the dataset's keys and sequence_by columns: a change of \
+                 either changes it)"
+            ),
+            _ => detail,
+        })
+        .map_err(refuse)?;
     if added.is_empty() {
         return Ok(table);
     }
@@ -142,8 +150,17 @@ fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<Struc
             ));
         };
         if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
+            // Keys and sequence columns are not null whatever the spec says:
+            // a nullability alone that differs mostly means they changed.
+            let hint = match want.data_type() == field.data_type() {
+                true => {
+                    " (keys and sequence_by columns are stored not null, other columns as \
+                         declared: a change of keys or sequence_by changes that)"
+                }
+                false => "",
+            };
             return Err(format!(
-                "column {:?} is {} in the table and {} in the spec",
+                "column {:?} is {} in the table and {} in the spec{hint}",
                 field.name(),
                 describe(field),
                 describe(want)

@@ -214,6 +214,7 @@ impl Lake {
                 },
             );
             let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
+            snapshot::check_marks(&target, d)?;
             let history = match d.history {
                 Some(_) => Some(history::HistoryTables::open(root, d).await?),
                 None => None,

@@ -99,6 +99,34 @@ pub(crate) fn retired(counts: MergeCounts) -> MergeCounts {
     }
 }
 
+/// The marks of `table`, a snapshot dataset's: refused when taken by
+/// another order or scope than the spec's.
+fn marks_of(
+    table: &DeltaTable,
+    dataset: &Dataset,
+    snapshot: &Snapshot,
+) -> Result<Marks, LakeError> {
+    let order = snapshot.order_name(&dataset.columns);
+    let scope: Vec<String> = (snapshot.scope.iter())
+        .map(|&i| dataset.columns[i].name.clone())
+        .collect();
+    let text = crate::table::property(table, &dataset.name, MARKS_PROPERTY)?;
+    Marks::read(text.as_deref(), &order, &scope).map_err(|detail| LakeError::Invariant {
+        table: dataset.name.clone(),
+        detail,
+    })
+}
+
+/// Whether a snapshot dataset's table can load its spec's snapshots (the
+/// same order and scope as those it loaded), checked when the lake opens so
+/// that a changed spec stops the command before any file is claimed.
+pub(crate) fn check_marks(table: &DeltaTable, dataset: &Dataset) -> Result<(), LakeError> {
+    match &dataset.snapshot {
+        Some(snapshot) => marks_of(table, dataset, snapshot).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
 impl Lake {
     /// Loads the snapshot `p` into dataset `ds`'s table, at `loaded_at`
     /// (`forced`: loaded again on purpose); returns the upsert's counts (its
@@ -148,17 +176,11 @@ impl Lake {
         let Some(snapshot) = dataset.snapshot.clone() else {
             return Ok(None);
         };
-        let invariant = |detail: String| LakeError::Invariant {
-            table: label.clone(),
-            detail,
-        };
         let Some(at) = sequence(&snapshot, p, &label)? else {
             tracing::warn!(file = %p.key.location, "the snapshot has no row, so no sequence: it changes nothing");
             return Ok(None);
         };
-        let order = snapshot.order_name(&dataset.columns);
-        let text = crate::table::property(table, &label, MARKS_PROPERTY)?;
-        let mut marks = Marks::read(text.as_deref(), &order).map_err(invariant)?;
+        let mut marks = marks_of(table, &dataset, &snapshot)?;
         let before = marks.clone();
         let kept = admitted(&snapshot, p, &mut marks, at).map_err(LakeError::arrow(&label))?;
         let applies = kept.is_some();
