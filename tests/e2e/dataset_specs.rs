@@ -90,6 +90,11 @@ async fn spec_check_example_and_validate_describe_without_writing() {
         deltaload_core::Spec::parse(&example, "example").unwrap(),
         deltaload_core::Spec::builtin()
     );
+    let alone = run(&sb, &["spec", "check", "orders.toml"]);
+    assert!(
+        alone.contains("source none (the spec's only dataset: it takes every object)"),
+        "{alone}"
+    );
     let validated = with_spec(
         &sb,
         "spec.toml",

@@ -13,8 +13,9 @@ pub(crate) async fn run(command: &SpecCommand) -> anyhow::Result<ExitCode> {
         }
         SpecCommand::Check { file } => {
             let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
+            let alone = spec.datasets.len() == 1;
             for d in &spec.datasets {
-                describe(d)?;
+                describe(d, alone)?;
             }
             out!("{file}: {} dataset(s), valid", spec.datasets.len());
         }
@@ -22,11 +23,13 @@ pub(crate) async fn run(command: &SpecCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(d: &Dataset) -> std::io::Result<()> {
-    let source = d
-        .source
-        .as_deref()
-        .unwrap_or("none (loads with `load --dataset` only)");
+/// Prints dataset `d`; `alone` when it is its spec's only dataset (which
+/// takes every object when it names no source).
+fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
+    let source = d.source.as_deref().unwrap_or(match alone {
+        true => "none (the spec's only dataset: it takes every object)",
+        false => "none (loads with `load --dataset` only)",
+    });
     let mut tables = vec![d.name.clone(), d.rejected_table()];
     if d.keeps_tombstones() {
         tables.push(d.tombstones_table());
