@@ -246,6 +246,27 @@ async fn a_snapshot_with_rejects_retires_nothing() {
     );
 }
 
+/// delta-rs's MERGE cannot load snapshots: `--engine merge` is refused
+/// before a file is claimed (it had failed the load, left the file
+/// unfinished and advised running the same command again, which failed).
+#[test]
+fn the_merge_engine_is_refused_for_snapshots_before_a_file_is_claimed() {
+    let sb = crate::example_sandbox(EXAMPLE_SPEC, ("snapshots", "exports"), &EXAMPLE);
+    let file = format!("raw/exports/{}", EXAMPLE[0]);
+    let out = crate::with_spec(&sb, &["load", "--engine", "merge", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "dataset subscribers is a snapshot dataset, which only deltaload's keyed upsert loads"
+        ),
+        "{said}"
+    );
+    let status = crate::with_spec_ok(&sb, &["status"]);
+    assert!(status.contains("unfinished loads: none"), "{status}");
+    crate::with_spec_ok(&sb, &["load", &file]);
+}
+
 /// A spec whose snapshots are scoped, or ordered, otherwise than the
 /// table's were is refused when the lake opens, before a file is claimed:
 /// a region's snapshot of day 1 would otherwise undo the whole table's of

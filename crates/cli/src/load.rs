@@ -47,7 +47,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     let deletes = (deletes, chosen.history.is_some());
     let dataset = chosen.name.clone();
     let mut lake = crate::open_lake(&args.lake, spec).await?;
-    lake.set_engine(args.engine);
+    lake.set_engine(args.engine)?;
     let budget = args.memory.budget()?;
     lake.set_memory_budget(budget.clone());
     let opts = options(args.force);

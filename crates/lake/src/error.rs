@@ -100,6 +100,16 @@ pub enum LakeError {
         /// The spec's datasets.
         known: Vec<String>,
     },
+    #[error(
+        "dataset {dataset} is a snapshot dataset, which only deltaload's keyed upsert loads, and \
+         delta-rs's MERGE engine was chosen (--engine merge, DELTALOAD_ENGINE): drop that \
+         choice, or leave the dataset out with --dataset"
+    )]
+    /// The MERGE engine chosen for a lake with a snapshot dataset.
+    SnapshotEngine {
+        /// The snapshot dataset.
+        dataset: String,
+    },
     #[error(transparent)]
     /// Every attempt of a load lost its commit to another writer
     /// ([`deltaload_flow::LoadError::Conflicts`], with the last attempt's error).

@@ -81,8 +81,17 @@ impl Engine {
 
 impl Lake {
     /// Selects the engine of later loads (the keyed upsert by default).
-    pub fn set_engine(&mut self, engine: Engine) {
+    /// The MERGE engine is refused for a lake with a snapshot dataset, which
+    /// only the keyed upsert loads, before any file is claimed.
+    pub fn set_engine(&mut self, engine: Engine) -> Result<(), LakeError> {
+        let snapshots = self.sets.iter().find(|s| s.dataset.snapshot.is_some());
+        if let (Engine::Merge, Some(set)) = (engine, snapshots) {
+            return Err(LakeError::SnapshotEngine {
+                dataset: set.dataset.name.clone(),
+            });
+        }
         self.engine = engine;
+        Ok(())
     }
 
     /// Writes changes into dataset `ds`'s table as [`Lake::merge_target`] does,
