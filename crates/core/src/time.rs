@@ -93,8 +93,13 @@ fn parse_timestamp_in(s: &str, zone: Option<Tz>) -> Result<i64, String> {
         .or_else(|| rest.strip_prefix(' '))
         .ok_or_else(bad)?;
     let (clock, offset) = split_zone(rest).ok_or_else(bad)?;
-    let time =
-        parse_clock(clock).ok_or_else(|| format!("{} is not a valid time of day", shown(s)))?;
+    let time = parse_clock(clock).ok_or_else(|| match finer_than_micros(clock) {
+        true => format!(
+            "{} has nanoseconds: a timestamp holds whole microseconds",
+            shown(s)
+        ),
+        false => format!("{} is not a valid time of day", shown(s)),
+    })?;
     let local = NaiveDateTime::new(date, time);
     match offset {
         None => in_zone(s, &local, zone),
@@ -119,6 +124,14 @@ fn parse_date(s: &str) -> Option<NaiveDate> {
         return None;
     }
     NaiveDate::from_ymd_opt(digits(&s[0..4])?, digits(&s[5..7])?, digits(&s[8..10])?)
+}
+
+/// Whether a clock's fraction of a second has digits past the sixth (read
+/// as nanoseconds, as the Parquet and JSON Lines readers say it).
+fn finer_than_micros(clock: &str) -> bool {
+    clock
+        .split_once('.')
+        .is_some_and(|(_, f)| f.len() > 6 && f.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `HH:MM[:SS[.fraction]]`, second 60 refused.
@@ -216,6 +229,11 @@ mod tests {
         ] {
             assert!(parse_timestamp(bad).is_err(), "{bad:?} accepted");
         }
+        let fine = parse_timestamp("2026-10-01T09:15:00.1234567Z").unwrap_err();
+        assert!(
+            fine.ends_with("has nanoseconds: a timestamp holds whole microseconds"),
+            "{fine}"
+        );
     }
 
     #[test]
