@@ -86,6 +86,14 @@ async fn every_row_as_csv_and_json_lines_for_pipes() {
     let ids: Vec<i64> = rows.iter().filter_map(|r| r["order_id"].as_i64()).collect();
     assert_eq!(ids, [1, 2, 3], "{json}");
     assert_eq!(rows[0]["status"], "placed");
+    // A null column is in the object, as null (ordered_at is empty here).
+    let first = rows[0].as_object().expect("an object");
+    assert_eq!(
+        first.get("ordered_at"),
+        Some(&serde_json::Value::Null),
+        "{json}"
+    );
+    assert_eq!(first.len(), 9, "{json}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

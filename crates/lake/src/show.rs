@@ -205,7 +205,10 @@ impl<'a> Printer<'a> {
                 self.out.write_all(&text).map_err(LakeError::output(name))?;
             }
             ShowFormat::Json => {
-                let mut writer = deltalake::arrow::json::LineDelimitedWriter::new(&mut *self.out);
+                // Every column in every object, a null one as null.
+                let mut writer = deltalake::arrow::json::WriterBuilder::new()
+                    .with_explicit_nulls(true)
+                    .build::<_, deltalake::arrow::json::writer::LineDelimited>(&mut *self.out);
                 for batch in &batches {
                     writer.write(batch).map_err(LakeError::arrow(name))?;
                 }
