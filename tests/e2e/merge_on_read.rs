@@ -177,3 +177,47 @@ async fn a_small_change_marks_rows_deleted_and_every_reader_agrees() {
     // The appended file's version of order 3 is marked deleted in turn.
     assert_eq!(checked_vectors(&table), (2, 3));
 }
+
+/// A merge-on-read table that delta-rs's MERGE wrote holds no deletion
+/// vectors yet; a keyed load whose every change is stale changes nothing and
+/// commits nothing, the upgrade to deletion vectors included (it committed
+/// that alone, a new table version for a load that changed no row).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_load_that_changes_nothing_does_not_upgrade_the_table() {
+    let spec = Spec::parse(SPEC, "items.toml").expect("spec");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = deltaload_lake::lake_url(dir.path().to_str().expect("utf-8")).expect("lake url");
+    let mut lake = deltaload_lake::Lake::open_spec(&root, &spec)
+        .await
+        .expect("lake");
+    let commits = || {
+        std::fs::read_dir(dir.path().join("items/_delta_log"))
+            .expect("log")
+            .count()
+    };
+    for (engine, line, name) in [
+        (
+            deltaload_lake::Engine::Merge,
+            r#"{"id":1,"version":5,"note":"new"}"#,
+            "/in/new.jsonl",
+        ),
+        (
+            deltaload_lake::Engine::Keyed,
+            r#"{"id":1,"version":1,"note":"old"}"#,
+            "/in/old.jsonl",
+        ),
+    ] {
+        lake.set_engine(engine).expect("engine");
+        let before = commits();
+        let file = deltaload_lake::SourceFile::in_memory(name.into(), line.into());
+        lake.load(&file, LoadOptions::default())
+            .await
+            .expect("loads");
+        let grew = commits() - before;
+        assert_eq!(
+            grew,
+            usize::from(engine == deltaload_lake::Engine::Merge),
+            "{name}"
+        );
+    }
+}
