@@ -42,6 +42,26 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
         d.name,
         tables.join(", ")
     );
+    rules(d)?;
+    let preset = deltaload_core::spec::describe_preset(d);
+    for line in &preset {
+        out!("  {line}");
+    }
+    writes(d)?;
+    if d.format != deltaload_core::spec::Format::Csv {
+        let extra = match d.extra_fields {
+            deltaload_core::spec::ExtraFields::Refuse => "refused",
+            deltaload_core::spec::ExtraFields::Ignore => "ignored",
+        };
+        out!("  format: {}, undeclared fields {extra}", d.format.as_str());
+    } else if preset.is_empty() {
+        csv(d)?;
+    }
+    columns(d)
+}
+
+/// The keys, and what a change does: which wins, what an update sets, deletes.
+fn rules(d: &Dataset) -> std::io::Result<()> {
     out!("  keys: {}", d.names(&d.keys).join(", "));
     out!("  newest wins: {}", d.newest_wins_rule());
     out!("  an update sets: {}", d.names(&d.update).join(", "));
@@ -65,10 +85,11 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
         };
         out!("  deletes: {which} ({kept})");
     }
-    let preset = deltaload_core::spec::describe_preset(d);
-    for line in &preset {
-        out!("  {line}");
-    }
+    Ok(())
+}
+
+/// How the tables are written: merge-on-read, the history, the feed.
+fn writes(d: &Dataset) -> std::io::Result<()> {
     if d.merge_on_read {
         out!("  merge-on-read: changed rows marked deleted (deletion vectors), their files kept");
     }
@@ -92,17 +113,11 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
     if d.change_data_feed {
         out!("  change data feed: every commit that changes rows writes them under _change_data (inserts, deletes, updates before and after)");
     }
-    if d.format != deltaload_core::spec::Format::Csv {
-        let extra = match d.extra_fields {
-            deltaload_core::spec::ExtraFields::Refuse => "refused",
-            deltaload_core::spec::ExtraFields::Ignore => "ignored",
-        };
-        out!("  format: {}, undeclared fields {extra}", d.format.as_str());
-        return columns(d);
-    }
-    if !preset.is_empty() {
-        return columns(d);
-    }
+    Ok(())
+}
+
+/// The CSV options.
+fn csv(d: &Dataset) -> std::io::Result<()> {
     let header = match d.csv.header {
         HeaderMode::Exact => "exact",
         HeaderMode::ByName => "by_name",
@@ -117,7 +132,7 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
         d.csv.null_if,
         d.csv.encoding.as_str()
     );
-    columns(d)
+    Ok(())
 }
 
 fn columns(d: &Dataset) -> std::io::Result<()> {
