@@ -119,6 +119,9 @@ impl Lake {
         }
         let bounds = KeyBounds::of_column(changes.column(dataset.keys[0]));
         let key = &dataset.columns[dataset.keys[0]].name;
+        if dataset.merge_on_read {
+            self.enable_deletion_vectors(ds).await?;
+        }
         let table = &self.sets[ds].target;
         let (candidates, skipped) =
             files::candidates(table, key, &bounds, files::stats_prefix(table))
@@ -165,11 +168,6 @@ impl Lake {
         if rewritten.is_empty() && inserted.is_empty() {
             self.count_files(&label, stats, "keyed upsert");
             return Ok((counts, None));
-        }
-        // Only a load that writes upgrades the table: one that changes
-        // nothing makes no commit.
-        if dataset.merge_on_read {
-            self.enable_deletion_vectors(ds).await?;
         }
         let outcome = rows_out::Outcome {
             met: &met,
