@@ -140,7 +140,7 @@ async fn follow_within(
     let dir = tempfile::tempdir().expect("temp dir");
     let root = deltaload_lake::lake_url(dir.path().to_str().expect("utf-8")).expect("lake url");
     let mut lake = Lake::open_spec(&root, spec).await.expect("lake opens");
-    lake.set_engine(engine).expect("engine");
+    lake.set_engine(engine);
     lake.set_memory_budget(budget);
     let table = TableName::Target(spec.datasets[0].clone());
     let rows = || deltaload_lake::table_rows(&root, &table, COLUMNS);

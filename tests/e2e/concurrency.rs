@@ -46,7 +46,7 @@ async fn four_writers(engine: fn(usize) -> Engine) {
     let mut writers = Vec::new();
     for writer in 0..4 {
         let mut lake = sb.lake().await;
-        lake.set_engine(engine(writer)).expect("engine");
+        lake.set_engine(engine(writer));
         writers.push(async move {
             let files = (0..5).map(|n| file(writer, n));
             let loaded = load_one_by_one(&mut lake, writer as u64, files).await;

@@ -145,8 +145,7 @@ async fn differential(text: &str, layout: Layout, setup: Vec<Vec<u8>>, batch: Ve
         Engine::Keyed
     } else {
         Engine::Merge
-    })
-    .expect("engine");
+    });
     for (i, bytes) in setup.into_iter().enumerate() {
         let file = source(&landing, &format!("setup{i}.jsonl"), bytes);
         lake.load(&file, LoadOptions::default()).await.unwrap();
@@ -162,7 +161,7 @@ async fn differential(text: &str, layout: Layout, setup: Vec<Vec<u8>>, batch: Ve
     let mut writes = Vec::new();
     for (name, engine) in [("keyed", Engine::Keyed), ("merge", Engine::Merge)] {
         let mut lake = Lake::open_spec(&root(name), spec).await.unwrap();
-        lake.set_engine(engine).expect("engine");
+        lake.set_engine(engine);
         let got = lake
             .load_batch(files.clone(), LoadOptions::default())
             .await

@@ -25,7 +25,7 @@ impl Opening {
     pub async fn open(self) -> Result<Lake, LakeError> {
         let started = Instant::now();
         let mut lake = Lake::open_spec(&self.root, &self.spec).await?;
-        lake.set_engine(self.engine)?;
+        lake.set_engine(self.engine);
         lake.set_memory_budget(self.budget);
         tracing::info!(
             lake = %self.root,

@@ -46,8 +46,13 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     };
     let deletes = (deletes, chosen.history.is_some());
     let dataset = chosen.name.clone();
+    // Refused before the lake opens: a snapshot's load would fail after
+    // claiming its file (serve and the Lambda fail such files one by one).
+    if args.engine == deltaload_lake::Engine::Merge && chosen.snapshot.is_some() {
+        return Err(deltaload_lake::LakeError::SnapshotEngine { dataset }.into());
+    }
     let mut lake = crate::open_lake(&args.lake, spec).await?;
-    lake.set_engine(args.engine)?;
+    lake.set_engine(args.engine);
     let budget = args.memory.budget()?;
     lake.set_memory_budget(budget.clone());
     let opts = options(args.force);

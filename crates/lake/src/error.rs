@@ -103,9 +103,9 @@ pub enum LakeError {
     #[error(
         "dataset {dataset} is a snapshot dataset, which only deltaload's keyed upsert loads, and \
          delta-rs's MERGE engine was chosen (--engine merge, DELTALOAD_ENGINE): drop that \
-         choice, or leave the dataset out with --dataset"
+         choice"
     )]
-    /// The MERGE engine chosen for a lake with a snapshot dataset.
+    /// The MERGE engine chosen to load a snapshot dataset.
     SnapshotEngine {
         /// The snapshot dataset.
         dataset: String,

@@ -81,17 +81,8 @@ impl Engine {
 
 impl Lake {
     /// Selects the engine of later loads (the keyed upsert by default).
-    /// The MERGE engine is refused for a lake with a snapshot dataset, which
-    /// only the keyed upsert loads, before any file is claimed.
-    pub fn set_engine(&mut self, engine: Engine) -> Result<(), LakeError> {
-        let snapshots = self.sets.iter().find(|s| s.dataset.snapshot.is_some());
-        if let (Engine::Merge, Some(set)) = (engine, snapshots) {
-            return Err(LakeError::SnapshotEngine {
-                dataset: set.dataset.name.clone(),
-            });
-        }
+    pub fn set_engine(&mut self, engine: Engine) {
         self.engine = engine;
-        Ok(())
     }
 
     /// Writes changes into dataset `ds`'s table as [`Lake::merge_target`] does,
