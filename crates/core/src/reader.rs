@@ -178,14 +178,8 @@ fn read_records<S: Sink>(
                 // csv reading from memory only fails on I/O, which cannot happen here;
                 // keep the rest of the file as one reject rather than drop it.
                 let raw = String::from_utf8_lossy(&body[start.min(body.len())..]);
-                parsed.rejects.push(Reject {
-                    line,
-                    raw: raw.trim_end_matches(['\r', '\n']).to_string(),
-                    key: None,
-                    reason: RejectReason::UnreadableCsv {
-                        detail: e.to_string(),
-                    },
-                });
+                let raw = raw.trim_end_matches(['\r', '\n']).to_string();
+                parsed.rejects.push(unreadable(line, raw, e.to_string()));
                 break;
             }
         }
@@ -193,6 +187,16 @@ fn read_records<S: Sink>(
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
+        if end >= body.len() && unclosed_quote(&body[first.min(end)..end], dataset) {
+            let detail = "a quoted field is not closed, so the record runs to the end of the \
+                          file (its text holds every line after it); close the quote and upload \
+                          the file again";
+            let raw = raw_text(body, first, end);
+            parsed
+                .rejects
+                .push(unreadable(line, raw, detail.to_string()));
+            break;
+        }
         let changes = &mut parsed.changes;
         let placed = layout.place(record.len());
         // Where a rejected record's key is found, its field count wrong or not.
@@ -214,6 +218,41 @@ fn read_records<S: Sink>(
         }
     }
     parsed
+}
+
+/// A record the CSV reader could not read as one, on `line`.
+fn unreadable(line: u64, raw: String, detail: String) -> Reject {
+    Reject {
+        line,
+        raw,
+        key: None,
+        reason: RejectReason::UnreadableCsv { detail },
+    }
+}
+
+/// Whether `raw`, one record as the CSV reader read it, ends inside a quoted
+/// field: the reader then takes the rest of the file into that field. A
+/// quote opens a field only at its start, and two quotes in a quoted field
+/// are one quote, as for the reader.
+fn unclosed_quote(raw: &[u8], dataset: &Dataset) -> bool {
+    #[derive(PartialEq)]
+    enum At {
+        Start,
+        Plain,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let delimiter = dataset.csv.field_delimiter;
+    let ends = |b: u8| b == delimiter || b == b'\n' || b == b'\r';
+    let at = raw.iter().fold(At::Start, |at, &b| match at {
+        At::Start if b == b'"' => At::Quoted,
+        At::Start | At::Plain | At::QuoteInQuoted if ends(b) => At::Start,
+        At::Quoted if b == b'"' => At::QuoteInQuoted,
+        At::QuoteInQuoted if b == b'"' => At::Quoted,
+        At::Quoted => At::Quoted,
+        _ => At::Plain,
+    });
+    at == At::Quoted
 }
 
 /// The key's field texts of a rejected record, joined by commas; `None` when all are empty.

@@ -105,9 +105,35 @@ fn field_count_invalid_utf8_nul_and_unterminated_quote() {
     assert!(reasons[1].contains("UTF-8"));
     assert!(p.rejects[1].raw.contains('\u{fffd}'));
     assert!(
-        reasons[2].contains("fields"),
+        reasons[2].contains("a quoted field is not closed"),
         "unterminated quote swallows the rest: {reasons:?}"
     );
+}
+
+/// A quote left open in a record's last field took every later line into
+/// that field and the record loaded: records 2 and 3 vanished with no
+/// reject. The record is now a reject, whose text holds them.
+#[test]
+fn an_unclosed_quote_is_a_reject_holding_the_rest_of_the_file() {
+    let text = "[[dataset]]\nname = \"t\"\nkeys = [\"id\"]\n\
+        [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+        [[dataset.columns]]\nname = \"s\"\ntype = \"string\"\n";
+    let spec = crate::Spec::parse(text, "t.toml").unwrap();
+    let read = |body: &str| read_file(&spec.datasets[0], body.as_bytes()).unwrap();
+    let p = read("id,s\n0,a\n1,\"unterminated\n2,b\n3,c\n");
+    assert_eq!((p.changes.len(), p.rejects.len()), (1, 1));
+    let r = &p.rejects[0];
+    assert_eq!((r.line, r.raw.as_str()), (3, "1,\"unterminated\n2,b\n3,c"));
+    assert!(
+        r.reason
+            .to_string()
+            .contains("a quoted field is not closed"),
+        "{}",
+        r.reason
+    );
+    // Closed quotes, doubled quotes, a quote inside a field: all read as before.
+    let p = read("id,s\n1,\"a \"\"b\"\"\n c\"\n2,x\"y\n3,\"\"\n");
+    assert_eq!((p.changes.len(), p.rejects.len()), (3, 0));
 }
 
 /// Bytes that look like change files often enough to reach every branch:
