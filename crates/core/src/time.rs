@@ -33,7 +33,7 @@ pub fn parse_instant(s: &str, format: Option<&str>, zone: Option<Tz>) -> Result<
         |e: chrono::ParseError| format!("{} does not match the format {f:?}: {e}", shown(s));
     if f.contains("%z") || f.contains("%:z") || f.contains("%#z") {
         let t = DateTime::parse_from_str(s, f).map_err(mismatch)?;
-        no_leap_second(s, t.nanosecond())?;
+        whole_micros(s, t.nanosecond())?;
         return Ok(t.with_timezone(&Utc).timestamp_micros());
     }
     let local = match NaiveDateTime::parse_from_str(s, f) {
@@ -43,15 +43,22 @@ pub fn parse_instant(s: &str, format: Option<&str>, zone: Option<Tz>) -> Result<
             .map(|d| d.and_time(NaiveTime::MIN))
             .map_err(|_| mismatch(e))?,
     };
-    no_leap_second(s, local.nanosecond())?;
+    whole_micros(s, local.nanosecond())?;
     in_zone(s, &local, zone)
 }
 
-/// chrono reads second 60 (a leap second) into the nanoseconds; refused, as
-/// on the ISO-8601 path.
-fn no_leap_second(s: &str, nanosecond: u32) -> Result<(), String> {
+/// chrono reads second 60 (a leap second) into the nanoseconds, and a
+/// format's `%.f` down to nanoseconds; both refused, as on the ISO-8601 path
+/// (a fraction's digits past microseconds were dropped).
+fn whole_micros(s: &str, nanosecond: u32) -> Result<(), String> {
     if nanosecond >= 1_000_000_000 {
         return Err(format!("{} has second 60, which is not a time", shown(s)));
+    }
+    if nanosecond % 1_000 != 0 {
+        return Err(format!(
+            "{} has nanoseconds: a timestamp holds whole microseconds",
+            shown(s)
+        ));
     }
     Ok(())
 }
@@ -126,12 +133,15 @@ fn parse_date(s: &str) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(digits(&s[0..4])?, digits(&s[5..7])?, digits(&s[8..10])?)
 }
 
-/// Whether a clock's fraction of a second has digits past the sixth (read
-/// as nanoseconds, as the Parquet and JSON Lines readers say it).
+/// Whether a clock is valid but for digits past the sixth of its fraction
+/// of a second, one of them not zero (nanoseconds, as the Parquet and JSON
+/// Lines readers say it).
 fn finer_than_micros(clock: &str) -> bool {
-    clock
-        .split_once('.')
-        .is_some_and(|(_, f)| f.len() > 6 && f.bytes().all(|b| b.is_ascii_digit()))
+    let Some((hms, f)) = clock.split_once('.') else {
+        return false;
+    };
+    let digits = f.len() > 6 && f.bytes().all(|b| b.is_ascii_digit());
+    digits && parse_clock(&format!("{hms}.{}", &f[..6])).is_some()
 }
 
 /// `HH:MM[:SS[.fraction]]`, second 60 refused.
@@ -154,6 +164,12 @@ fn parse_clock(s: &str) -> Option<NaiveTime> {
         Some(_) => return None,
         None => 0,
     };
+    // Zeros past microseconds (`.123456000`, as Java and Spark write) are
+    // whole microseconds still.
+    let fraction = fraction.map(|f| match f.get(6..) {
+        Some(rest) if rest.bytes().all(|b| b == b'0') => &f[..6],
+        _ => f,
+    });
     let micro: u32 = match fraction {
         None => 0,
         Some(f) if f.is_empty() || f.len() > 6 => return None,
@@ -234,6 +250,21 @@ mod tests {
             fine.ends_with("has nanoseconds: a timestamp holds whole microseconds"),
             "{fine}"
         );
+        let hour = parse_timestamp("2026-10-01T25:15:00.1234567Z").unwrap_err();
+        assert!(hour.ends_with("is not a valid time of day"), "{hour}");
+        assert_eq!(
+            ts("2026-10-01T09:15:00.123456000Z"),
+            ts("2026-10-01T09:15:00.123456Z")
+        );
+        // With a format, chrono reads nanoseconds: refused, not cut.
+        let format = Some("%Y-%m-%d %H:%M:%S%.f");
+        let cut = parse_instant("2026-10-01 09:15:00.1234567", format, None).unwrap_err();
+        assert!(
+            cut.ends_with("has nanoseconds: a timestamp holds whole microseconds"),
+            "{cut}"
+        );
+        let whole = parse_instant("2026-10-01 09:15:00.123456000", format, None);
+        assert_eq!(whole, Ok(ts("2026-10-01T09:15:00.123456")));
     }
 
     #[test]
