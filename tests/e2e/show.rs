@@ -132,6 +132,22 @@ async fn one_key_is_looked_up_and_a_bad_key_is_explained() {
         None,
     );
     assert_eq!(stdout(&relative), stdout(&out));
+    // So does an absolute path through a symbolic link.
+    std::os::unix::fs::symlink(sb.dir.path().join("raw"), sb.dir.path().join("link")).unwrap();
+    let linked = sb.dir.path().join("link/many.csv");
+    let linked = deltaload(
+        &sb,
+        &[
+            "show",
+            "ledger",
+            "--key",
+            linked.to_str().unwrap(),
+            "--format",
+            "csv",
+        ],
+        None,
+    );
+    assert_eq!(stdout(&linked), stdout(&out));
 }
 
 /// Runs `deltaload ARGS` in `sb` with its standard output a pipe whose reader

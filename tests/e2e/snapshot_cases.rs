@@ -269,8 +269,9 @@ fn the_merge_engine_is_refused_for_snapshots_before_a_file_is_claimed() {
 
 /// A spec whose snapshots are scoped, or ordered, otherwise than the
 /// table's were is refused when the lake opens, before a file is claimed:
-/// a region's snapshot of day 1 would otherwise undo the whole table's of
-/// day 2 (it retired subscriber 1 and brought 3 back).
+/// a region's snapshot of an earlier day would otherwise undo the whole
+/// table's newer one. (The order's refusal by the marks is unit-tested in
+/// `marks.rs`; here a changed order is refused first for its nullability.)
 #[tokio::test(flavor = "multi_thread")]
 async fn a_changed_scope_or_order_stops_before_a_file_is_claimed() {
     let by_day = "sequence_by = [\"exported_on\"]";
@@ -299,10 +300,4 @@ async fn a_changed_scope_or_order_stops_before_a_file_is_claimed() {
         let e = e.map(|e| e.to_string()).unwrap_or_default();
         assert!(e.contains(says), "{extra}: {e}");
     }
-    let table = TableName::Target(spec(by_day).datasets[0].clone());
-    let held = deltaload_lake::table_rows(&root, &table, "id").await;
-    assert_eq!(
-        held.expect("rows"),
-        [["1"], ["2"]].map(|r| r.map(String::from).to_vec())
-    );
 }

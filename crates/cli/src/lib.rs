@@ -153,13 +153,14 @@ async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
 }
 
 /// `show --key` of a table keyed by a file's location (rejected_, ledger,
-/// reconciliation): a local file's relative path as `load` was given it is
-/// recorded absolute, so it is looked up so. Any other key is kept.
+/// reconciliation): a local file's path as `load` was given it (relative,
+/// or through a symbolic link) is recorded canonical, so it is looked up so.
+/// Any other key is kept.
 fn located_key(table: &deltaload_lake::TableName, key: String) -> String {
     use deltaload_lake::TableName::{Ledger, Reconciliation, Rejected};
     let by_location = matches!(table, Rejected(_) | Ledger | Reconciliation);
     let path = std::path::Path::new(&key);
-    match by_location && !key.contains("://") && path.is_relative() && path.exists() {
+    match by_location && !key.contains("://") && path.exists() {
         true => deltaload_lake::local_source(&key).unwrap_or(key),
         false => key,
     }
