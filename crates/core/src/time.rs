@@ -54,7 +54,7 @@ fn whole_micros(s: &str, nanosecond: u32) -> Result<(), String> {
     if nanosecond >= 1_000_000_000 {
         return Err(format!("{} has second 60, which is not a time", shown(s)));
     }
-    if nanosecond % 1_000 != 0 {
+    if !nanosecond.is_multiple_of(1_000) {
         return Err(format!(
             "{} has nanoseconds: a timestamp holds whole microseconds",
             shown(s)
