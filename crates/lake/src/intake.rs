@@ -3,13 +3,15 @@
 //! the reason (recorded in the ledger), never read into more memory than the
 //! budget allows.
 
+use crate::budget::SpillDir;
 use crate::error::LakeError;
 use crate::outcome::SourceFile;
 use crate::parsed::FileChanges;
 use crate::spill::Spilled;
 use crate::upsert::Engine;
 use crate::Lake;
-use deltaload_core::{pieces, HeaderMismatch, Reject};
+use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
+use std::path::PathBuf;
 
 /// A file of a round, read.
 pub(crate) enum Intake {
@@ -31,79 +33,21 @@ impl Lake {
         size: u64,
     ) -> Result<Intake, LakeError> {
         let dataset = &self.sets[ds].dataset.clone();
-        if let Some(unread) = &file.refused {
-            let reason = format!("{} ({} bytes), refused unread", unread.reason, unread.size);
-            return Ok(Intake::Refused(HeaderMismatch::new(
-                dataset,
-                Vec::new(),
-                reason,
-            )));
-        }
-        if let Some(reason) = crate::snapshot::unordered(dataset, &file.location) {
-            return Ok(Intake::Refused(HeaderMismatch::new(
-                dataset,
-                Vec::new(),
-                reason,
-            )));
+        if let Some(reason) = refused_unread(dataset, file) {
+            let refused = HeaderMismatch::new(dataset, Vec::new(), reason);
+            return Ok(Intake::Refused(refused));
         }
         if self.budget.fits_whole(size) {
-            let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
-                Ok(match crate::read_changes(dataset, &file.location, bytes)? {
-                    Ok(changes) => Intake::Whole(changes),
-                    Err(refused) => Intake::Refused(refused),
-                })
-            };
-            return match file.on_disk.as_ref().map(|d| &d.path) {
-                None => read(&file.bytes),
-                Some(path) => {
-                    let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
-                        path: path.display().to_string(),
-                        source,
-                    })?;
-                    read(&bytes)
-                }
-            };
+            return read_whole(dataset, file);
         }
         if let Some(why) = self.not_in_pieces(ds)? {
-            let budget = self.budget.bytes.unwrap_or(u64::MAX);
-            return Ok(Intake::Refused(
-                HeaderMismatch::new(
-                    dataset,
-                    Vec::new(),
-                    format!(
-                        "too large to load within the memory budget: the file is {size} bytes, \
-                     reading it whole needs about {} bytes and the budget is {budget}, and \
-                     it cannot be read in pieces because {why}",
-                        size.saturating_mul(crate::budget::WHOLE_FILE_FACTOR)
-                    ),
-                )
-                .with_remedy(
-                    "raise the memory budget (--memory-budget or DELTALOAD_MEMORY_BUDGET; on \
-                 Lambda, FunctionMemory) or split the file, then load it again",
-                ),
-            ));
+            return Ok(Intake::Refused(self.too_large(dataset, size, &why)));
         }
         let on_disk;
         let path = match file.on_disk.as_ref().map(|d| &d.path) {
             Some(path) => path,
             None => {
-                // Held in memory already (an embedding program's file): spill
-                // it, so the pieces are read like any large file's.
-                let dir =
-                    crate::budget::SpillDir::new(&self.budget.spill_dir).map_err(|source| {
-                        LakeError::ReadSource {
-                            path: self.budget.spill_dir.display().to_string(),
-                            source,
-                        }
-                    })?;
-                let path = dir.path.join("source");
-                std::fs::write(&path, file.bytes.as_slice()).map_err(|source| {
-                    LakeError::ReadSource {
-                        path: path.display().to_string(),
-                        source,
-                    }
-                })?;
-                on_disk = (dir, path);
+                on_disk = self.spill_held(file)?;
                 &on_disk.1
             }
         };
@@ -119,6 +63,43 @@ impl Lake {
                 Err(refused) => Intake::Refused(refused),
             },
         )
+    }
+
+    /// The refusal of a file of `size` bytes that neither fits the budget
+    /// whole nor can be read in pieces (`why`).
+    fn too_large(&self, dataset: &Dataset, size: u64, why: &str) -> HeaderMismatch {
+        let budget = self.budget.bytes.unwrap_or(u64::MAX);
+        HeaderMismatch::new(
+            dataset,
+            Vec::new(),
+            format!(
+                "too large to load within the memory budget: the file is {size} bytes, \
+                 reading it whole needs about {} bytes and the budget is {budget}, and \
+                 it cannot be read in pieces because {why}",
+                size.saturating_mul(crate::budget::WHOLE_FILE_FACTOR)
+            ),
+        )
+        .with_remedy(
+            "raise the memory budget (--memory-budget or DELTALOAD_MEMORY_BUDGET; on \
+             Lambda, FunctionMemory) or split the file, then load it again",
+        )
+    }
+
+    /// A file held in memory already (an embedding program's), written to
+    /// the spill directory, so that its pieces are read like any large
+    /// file's; the directory goes when dropped.
+    fn spill_held(&self, file: &SourceFile) -> Result<(SpillDir, PathBuf), LakeError> {
+        let dir =
+            SpillDir::new(&self.budget.spill_dir).map_err(|source| LakeError::ReadSource {
+                path: self.budget.spill_dir.display().to_string(),
+                source,
+            })?;
+        let path = dir.path.join("source");
+        std::fs::write(&path, file.bytes.as_slice()).map_err(|source| LakeError::ReadSource {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok((dir, path))
     }
 
     /// Why a file of dataset `ds` too large to read whole cannot be read in
@@ -165,5 +146,37 @@ impl Lake {
         let unsupported = crate::upsert::unsupported(&set.target)
             .map_err(|e| LakeError::delta(&dataset.name, set.target.table_url())(e))?;
         Ok(unsupported.map(|why| format!("{why}, which only delta-rs's MERGE writes")))
+    }
+}
+
+/// Why `file` is refused before it is read: refused unread by its fetch (too
+/// large, no room to spill), or a snapshot whose key gives no order.
+fn refused_unread(dataset: &Dataset, file: &SourceFile) -> Option<String> {
+    match &file.refused {
+        Some(unread) => Some(format!(
+            "{} ({} bytes), refused unread",
+            unread.reason, unread.size
+        )),
+        None => crate::snapshot::unordered(dataset, &file.location),
+    }
+}
+
+/// `file` read whole, from memory or from its file on disk.
+fn read_whole(dataset: &Dataset, file: &SourceFile) -> Result<Intake, LakeError> {
+    let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
+        Ok(match crate::read_changes(dataset, &file.location, bytes)? {
+            Ok(changes) => Intake::Whole(changes),
+            Err(refused) => Intake::Refused(refused),
+        })
+    };
+    match file.on_disk.as_ref().map(|d| &d.path) {
+        None => read(&file.bytes),
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|source| LakeError::ReadSource {
+                path: path.display().to_string(),
+                source,
+            })?;
+            read(&bytes)
+        }
     }
 }
