@@ -32,6 +32,7 @@ pub mod jsonl;
 mod layout;
 pub mod newest;
 pub mod pieces;
+mod quotes;
 pub mod ranges;
 pub mod reader;
 pub mod reconcile;

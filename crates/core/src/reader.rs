@@ -111,7 +111,7 @@ pub(crate) fn read_in_spans<S: Sink + Send>(
 /// `None` for a file of no records whose dataset allows that.
 fn layout(dataset: &Dataset, body: &[u8]) -> Result<Option<(Layout, usize)>, HeaderMismatch> {
     if dataset.preset == Some(Preset::AwsDms) {
-        return Ok(Some(match first_record(dataset, body) {
+        return Ok(Some(match first_record(dataset, body)? {
             Some((names, end)) => match crate::layout::dms_header(dataset, &names)? {
                 Some(by_name) => (by_name, end),
                 None => (Layout::dms(dataset), 0),
@@ -121,7 +121,7 @@ fn layout(dataset: &Dataset, body: &[u8]) -> Result<Option<(Layout, usize)>, Hea
     }
     Ok(Some(match dataset.csv.header {
         HeaderMode::None => (Layout::Fixed(check_header(dataset, Some(&[]))?), 0),
-        _ => match first_record(dataset, body) {
+        _ => match first_record(dataset, body)? {
             Some((names, end)) => (Layout::Fixed(check_header(dataset, Some(&names))?), end),
             None => {
                 check_header(dataset, None)?;
@@ -132,19 +132,34 @@ fn layout(dataset: &Dataset, body: &[u8]) -> Result<Option<(Layout, usize)>, Hea
 }
 
 /// The first record's fields (the header) and the byte where the next begins;
-/// `None` for a file without records.
-fn first_record(dataset: &Dataset, body: &[u8]) -> Option<(Vec<String>, usize)> {
+/// `None` for a file without records. Refused when a quoted field of it is
+/// left open: it would run to the end of the file.
+fn first_record(
+    dataset: &Dataset,
+    body: &[u8],
+) -> Result<Option<(Vec<String>, usize)>, HeaderMismatch> {
     let mut reader = csv_reader(dataset, body);
     let mut record = csv::ByteRecord::new();
     match reader.read_byte_record(&mut record) {
         Ok(true) => {
+            let end = reader.position().byte() as usize;
+            let quotes =
+                crate::quotes::problem(&body[..end.min(body.len())], dataset.csv.field_delimiter);
+            if quotes == Some(crate::quotes::OPEN) {
+                let problem = "the first record has a quoted field that is not closed, so it runs \
+                               to the end of the file";
+                return Err(
+                    HeaderMismatch::new(dataset, Vec::new(), problem.to_string())
+                        .with_remedy("close the quote and upload the file again"),
+                );
+            }
             let names = record
                 .iter()
                 .map(|f| String::from_utf8_lossy(f).into_owned())
                 .collect();
-            Some((names, reader.position().byte() as usize))
+            Ok(Some((names, end)))
         }
-        _ => None,
+        _ => Ok(None),
     }
 }
 
@@ -187,15 +202,15 @@ fn read_records<S: Sink>(
         let first = start + leading_line_ends(&body[start.min(body.len())..end.min(body.len())]);
         line += line_ends(&body[counted.min(first)..first.min(body.len())]);
         counted = first.max(counted);
-        if end >= body.len() && unclosed_quote(&body[first.min(end)..end], dataset) {
-            let detail = "a quoted field is not closed, so the record runs to the end of the \
-                          file (its text holds every line after it); close the quote and upload \
-                          the file again";
-            let raw = raw_text(body, first, end);
-            parsed
-                .rejects
-                .push(unreadable(line, raw, detail.to_string()));
-            break;
+        let quotes =
+            crate::quotes::problem(&body[first.min(end)..end], dataset.csv.field_delimiter);
+        if let Some(detail) = quotes {
+            parsed.rejects.push(unreadable(
+                line,
+                raw_text(body, first, end),
+                detail.to_string(),
+            ));
+            continue;
         }
         let changes = &mut parsed.changes;
         let placed = layout.place(record.len());
@@ -228,31 +243,6 @@ fn unreadable(line: u64, raw: String, detail: String) -> Reject {
         key: None,
         reason: RejectReason::UnreadableCsv { detail },
     }
-}
-
-/// Whether `raw`, one record as the CSV reader read it, ends inside a quoted
-/// field: the reader then takes the rest of the file into that field. A
-/// quote opens a field only at its start, and two quotes in a quoted field
-/// are one quote, as for the reader.
-fn unclosed_quote(raw: &[u8], dataset: &Dataset) -> bool {
-    #[derive(PartialEq)]
-    enum At {
-        Start,
-        Plain,
-        Quoted,
-        QuoteInQuoted,
-    }
-    let delimiter = dataset.csv.field_delimiter;
-    let ends = |b: u8| b == delimiter || b == b'\n' || b == b'\r';
-    let at = raw.iter().fold(At::Start, |at, &b| match at {
-        At::Start if b == b'"' => At::Quoted,
-        At::Start | At::Plain | At::QuoteInQuoted if ends(b) => At::Start,
-        At::Quoted if b == b'"' => At::QuoteInQuoted,
-        At::QuoteInQuoted if b == b'"' => At::Quoted,
-        At::Quoted => At::Quoted,
-        _ => At::Plain,
-    });
-    at == At::Quoted
 }
 
 /// The key's field texts of a rejected record, joined by commas; `None` when all are empty.

@@ -131,6 +131,27 @@ fn an_unclosed_quote_is_a_reject_holding_the_rest_of_the_file() {
         "{}",
         r.reason
     );
+    // A stray quote took the next line into its field, and text after the
+    // closing quote was appended: row 2 loaded with record 3 inside it.
+    let p = read("id,s\n1,a\n2,\"open\n3,\"closed\"\n4,d\n");
+    assert_eq!((p.changes.len(), p.rejects.len()), (2, 1));
+    assert_eq!(
+        (p.rejects[0].line, p.rejects[0].raw.as_str()),
+        (3, "2,\"open\n3,\"closed\"")
+    );
+    assert!(p.rejects[0]
+        .reason
+        .to_string()
+        .contains("text after its closing quote"));
+    // In the header, the file is refused, its text not repeated.
+    let refused = read_file(&spec.datasets[0], b"id,\"s\n1,a\n2,b\n").unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with("the first record has a quoted field that is not closed"),
+        "{refused}"
+    );
+    assert!(!refused.to_string().contains("2,b"), "{refused}");
     // Closed quotes, doubled quotes, a quote inside a field: all read as before.
     let p = read("id,s\n1,\"a \"\"b\"\"\n c\"\n2,x\"y\n3,\"\"\n");
     assert_eq!((p.changes.len(), p.rejects.len()), (3, 0));
