@@ -345,3 +345,41 @@ async fn tables_checkpoint_every_ten_commits_and_maintain_sets_the_interval_on_o
         "the ledger checkpoints every ten commits"
     );
 }
+
+/// A lake idle for longer than the log retention (30 days), with commits
+/// after a table's newest checkpoint: maintain writes a new checkpoint and
+/// removes the expired log entries, the old checkpoint among them, then
+/// vacuums a table opened anew (it vacuumed the one read from that
+/// checkpoint, and failed on it, table after table, run after run).
+#[test]
+fn maintain_after_the_log_retention_went_by() {
+    let sb = Sandbox::new();
+    let names: Vec<String> = (0..12).map(|n| format!("f{n}.csv")).collect();
+    for (n, name) in names.iter().enumerate() {
+        sb.file(name, file(name, n as u64 * 10, n as u64 + 1));
+    }
+    let mut args = vec!["load".to_string()];
+    args.extend(names.iter().map(|n| format!("raw/{n}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(deltaload(&sb, &args, None).status.code(), Some(0));
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    for table in std::fs::read_dir(sb.lake_dir()).unwrap() {
+        for entry in std::fs::read_dir(table.unwrap().path().join("_delta_log")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let file = std::fs::File::options().append(true).open(&path).unwrap();
+                file.set_modified(past).unwrap();
+            }
+        }
+    }
+    let out = deltaload(&sb, &["maintain"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let removed = stdout(&out);
+    assert!(removed.contains("orders: "), "{removed}");
+    let out = deltaload(
+        &sb,
+        &["show", "orders", "--limit", "0", "--format", "csv"],
+        None,
+    );
+    assert_eq!(stdout(&out).lines().count(), 131, "{}", stderr(&out));
+}

@@ -173,6 +173,12 @@ async fn maintain_table(
         create_checkpoint(table, None).await.map_err(err())?;
         done.checkpoint = table.version();
         done.logs_removed = cleanup_metadata(table, None).await.map_err(err())?;
+        // The expired entries removed may hold the checkpoint the table was
+        // read from (a table idle past the log retention): read it anew, from
+        // the checkpoint just written, before the vacuum reads its files.
+        let mut fresh = DeltaTable::new(table.log_store());
+        fresh.load().await.map_err(err())?;
+        *table = fresh;
     }
     let retention = chrono::Duration::hours(
         i64::try_from(opts.retention_hours).unwrap_or(i64::MAX / 3_600_000),
