@@ -4,6 +4,7 @@ use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
 use crate::s3_body::Body;
 use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::operation::get_object::GetObjectOutput;
 use deltaload_core::compression::Unreadable;
 use deltaload_lake::{Expanded, SourceFile};
 
@@ -164,10 +165,7 @@ impl S3Reader {
 
     /// Reads the announced object (the announced version when the event names one).
     pub async fn fetch(&self, obj: &ObjectRef) -> Result<Fetched, AwsError> {
-        if let Some(size) = obj.size.filter(|s| *s > self.max_bytes) {
-            return Ok(Fetched::TooLarge(size));
-        }
-        if let Some(fetched) = obj.size.and_then(|size| self.no_room(size)) {
+        if let Some(fetched) = obj.size.and_then(|size| self.unfit(size)) {
             return Ok(fetched);
         }
         let read_err =
@@ -178,23 +176,10 @@ impl S3Reader {
                 problem,
                 source,
             };
-        let response = self
-            .client
-            .get_object()
-            .bucket(&obj.bucket)
-            .key(&obj.key)
-            .set_version_id(obj.version_id.clone())
-            .send()
-            .await;
-        let response = match response {
-            Ok(r) => r,
-            Err(e) => {
-                let problem = format!("S3 GetObject: {}", describe(&e));
-                if gone(e.code(), obj.version_id.is_some()) {
-                    return Ok(Fetched::Missing(problem));
-                }
-                return Err(read_err(problem, Box::new(e)));
-            }
+        let response = match self.get(obj).await {
+            Ok(response) => response,
+            Err(Ok(missing)) => return Ok(missing),
+            Err(Err((problem, source))) => return Err(read_err(problem, source)),
         };
         // The size S3 declares decides up front where the body goes; the
         // bytes are counted as they come all the same (a declared size may be
@@ -202,10 +187,7 @@ impl S3Reader {
         let declared = response
             .content_length()
             .and_then(|n| u64::try_from(n).ok());
-        if let Some(size) = declared.filter(|s| *s > self.max_bytes) {
-            return Ok(Fetched::TooLarge(size));
-        }
-        if let Some(fetched) = declared.and_then(|size| self.no_room(size)) {
+        if let Some(fetched) = declared.and_then(|size| self.unfit(size)) {
             return Ok(fetched);
         }
         let etag = response.e_tag().map(|e| e.trim_matches('"').to_string());
@@ -236,30 +218,65 @@ impl S3Reader {
             }
             Body::Memory(bytes) => bytes,
         };
-        let size = bytes.len() as u64;
         if !deltaload_core::compression::is_gzip(&bytes) {
             return Ok(file(bytes, None));
         }
-        // Expanded in memory as far as the batch's share allows (the
-        // compressed bytes, held already, make way for it), else onto disk.
+        Ok(match self.expand_held(&bytes).map_err(local)? {
+            Ok(Expanded::Memory(expanded)) => file(expanded, None),
+            Ok(Expanded::Disk(on_disk)) => file(Vec::new(), Some(on_disk)),
+            Err(why) => Fetched::Unreadable(why),
+        })
+    }
+
+    /// S3's response to GetObject of `obj`; `Err(Ok(Missing))` when the
+    /// object or its version is gone, `Err(Err(..))` for another failure.
+    async fn get(&self, obj: &ObjectRef) -> Result<GetObjectOutput, Result<Fetched, ReadProblem>> {
+        let response = self
+            .client
+            .get_object()
+            .bucket(&obj.bucket)
+            .key(&obj.key)
+            .set_version_id(obj.version_id.clone())
+            .send()
+            .await;
+        response.map_err(|e| {
+            let problem = format!("S3 GetObject: {}", describe(&e));
+            match gone(e.code(), obj.version_id.is_some()) {
+                true => Ok(Fetched::Missing(problem)),
+                false => Err((problem, Box::new(e) as _)),
+            }
+        })
+    }
+
+    /// An object of `size` bytes refused before its body is read: larger
+    /// than --max-object-bytes, or needing more spill space than there is.
+    fn unfit(&self, size: u64) -> Option<Fetched> {
+        match size > self.max_bytes {
+            true => Some(Fetched::TooLarge(size)),
+            false => self.no_room(size),
+        }
+    }
+
+    /// A gzip object's `bytes`, held in memory, expanded in memory as far as
+    /// the batch's share allows (the compressed bytes make way for it), else
+    /// onto disk (the compressed bytes given back, the expanded reserved).
+    fn expand_held(&self, bytes: &[u8]) -> Result<Result<Expanded, Unreadable>, ReadProblem> {
+        let size = bytes.len() as u64;
         let room = self
             .budget
             .whole_limit()
             .saturating_sub(self.held.load(std::sync::atomic::Ordering::Relaxed))
             .saturating_add(size);
-        let open = || Ok(bytes.as_slice());
+        let open = || Ok(bytes);
         let keep = |n: u64| self.hold(n.saturating_sub(size));
         let expanded =
             deltaload_lake::expand_gzip(open, (room, self.max_bytes), &self.budget.spill_dir, keep);
-        match expanded.map_err(|e| local((e.to_string(), Box::new(e))))? {
-            Ok(Expanded::Memory(expanded)) => Ok(file(expanded, None)),
-            Ok(Expanded::Disk(on_disk)) => {
-                give_back(&self.held, size);
-                self.reserve_expanded(&on_disk).map_err(local)?;
-                Ok(file(Vec::new(), Some(on_disk)))
-            }
-            Err(why) => Ok(Fetched::Unreadable(why)),
+        let expanded = expanded.map_err(|e| (e.to_string(), Box::new(e) as _))?;
+        if let Ok(Expanded::Disk(on_disk)) = &expanded {
+            give_back(&self.held, size);
+            self.reserve_expanded(on_disk)?;
         }
+        Ok(expanded)
     }
 
     /// The refusal of an object of `size` bytes that must be spilled but
