@@ -83,6 +83,18 @@ async fn spec_check_example_and_validate_describe_without_writing() {
         checked.ends_with("spec.toml: 3 dataset(s), valid\n"),
         "{checked}"
     );
+    // --dataset narrows it to one, and an unknown name is an error.
+    let one = run(
+        &sb,
+        &["--dataset", "readings", "spec", "check", "spec.toml"],
+    );
+    assert_eq!(one.matches("dataset ").count(), 1, "{one}");
+    let unknown = deltaload(
+        &sb,
+        &["--dataset", "nope", "spec", "check", "spec.toml"],
+        None,
+    );
+    assert_eq!(unknown.status.code(), Some(1), "{}", stdout(&unknown));
     // The example is the built-in dataset, and a spec that loads as the built-in does.
     let example = run(&sb, &["spec", "example"]);
     std::fs::write(sb.dir.path().join("orders.toml"), &example).unwrap();

@@ -126,11 +126,8 @@ async fn one_key_is_looked_up_and_a_bad_key_is_explained() {
     );
     assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
     // The path as given to load finds the same row.
-    let relative = deltaload(
-        &sb,
-        &["show", "ledger", "--key", "raw/many.csv", "--format", "csv"],
-        None,
-    );
+    let relative_args = ["show", "ledger", "--key", "raw/many.csv", "--format", "csv"];
+    let relative = deltaload(&sb, &relative_args, None);
     assert_eq!(stdout(&relative), stdout(&out));
     // So does an absolute path through a symbolic link.
     std::os::unix::fs::symlink(sb.dir.path().join("raw"), sb.dir.path().join("link")).unwrap();
@@ -148,6 +145,13 @@ async fn one_key_is_looked_up_and_a_bad_key_is_explained() {
         None,
     );
     assert_eq!(stdout(&linked), stdout(&out));
+    // And the relative path of a file moved away since.
+    std::fs::rename(
+        sb.dir.path().join("raw/many.csv"),
+        sb.dir.path().join("moved.csv"),
+    )
+    .unwrap();
+    assert_eq!(stdout(&deltaload(&sb, &relative_args, None)), stdout(&out));
 }
 
 /// Runs `deltaload ARGS` in `sb` with its standard output a pipe whose reader

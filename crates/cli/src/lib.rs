@@ -115,7 +115,7 @@ async fn spec_of(cli: &Cli) -> anyhow::Result<Spec> {
 /// Runs one parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Spec(command) = &cli.command {
-        return spec::run(command).await;
+        return spec::run(command, cli.dataset.as_deref()).await;
     }
     let spec = spec_of(&cli).await?;
     match cli.command {
@@ -154,14 +154,23 @@ async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
 
 /// `show --key` of a table keyed by a file's location (rejected_, ledger,
 /// reconciliation): a local file's path as `load` was given it (relative,
-/// or through a symbolic link) is recorded canonical, so it is looked up so.
+/// or through a symbolic link) is recorded canonical, so it is looked up so
+/// (a relative path of a file since moved, made absolute).
 /// Any other key is kept.
 fn located_key(table: &deltaload_lake::TableName, key: String) -> String {
     use deltaload_lake::TableName::{Ledger, Reconciliation, Rejected};
     let by_location = matches!(table, Rejected(_) | Ledger | Reconciliation);
     let path = std::path::Path::new(&key);
-    match by_location && !key.contains("://") && path.exists() {
+    if !by_location || key.contains("://") {
+        return key;
+    }
+    match path.exists() {
         true => deltaload_lake::local_source(&key).unwrap_or(key),
+        // Moved or deleted since: its absolute path, as far as the text
+        // gives it (a link on the way can no longer be followed).
+        false if path.is_relative() => std::path::absolute(path)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or(key),
         false => key,
     }
 }

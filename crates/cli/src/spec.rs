@@ -6,7 +6,9 @@ use deltaload_core::spec::{HeaderMode, ORDERS_SPEC};
 use deltaload_core::Dataset;
 use std::process::ExitCode;
 
-pub(crate) async fn run(command: &SpecCommand) -> anyhow::Result<ExitCode> {
+/// Runs `spec example` or `spec check`, the latter narrowed to `dataset`
+/// (`--dataset`) when given.
+pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow::Result<ExitCode> {
     match command {
         SpecCommand::Example => {
             out!("{}", ORDERS_SPEC.trim_end());
@@ -14,7 +16,11 @@ pub(crate) async fn run(command: &SpecCommand) -> anyhow::Result<ExitCode> {
         SpecCommand::Check { file } => {
             let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
             let alone = spec.datasets.len() == 1;
-            for d in &spec.datasets {
+            let shown = match dataset {
+                Some(name) => spec.narrow(name).map_err(anyhow::Error::msg)?,
+                None => spec.clone(),
+            };
+            for d in &shown.datasets {
                 describe(d, alone)?;
             }
             out!("{file}: {} dataset(s), valid", spec.datasets.len());

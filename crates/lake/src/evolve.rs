@@ -154,8 +154,8 @@ fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<Struc
             // a nullability alone that differs mostly means they changed.
             let hint = match want.data_type() == field.data_type() {
                 true => {
-                    " (keys and sequence_by columns are stored not null, other columns as \
-                         declared: a change of keys or sequence_by changes that)"
+                    " (keys and sequence_by columns are stored not null whatever the spec \
+                     says: a change of keys or sequence_by changes that)"
                 }
                 false => "",
             };
@@ -175,7 +175,8 @@ fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<Struc
     if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
         return Err(format!(
             "column {:?} ({}) is new and may not be null: rows already in the table have no value \
-             for it; declare it nullable (the default)",
+             for it; declare it nullable (the default), or, when it is a key or sequence_by \
+             column (never null), restore the earlier keys and sequence_by",
             required.name(),
             describe(required)
         ));
