@@ -197,6 +197,31 @@ async fn a_file_that_cannot_load_within_the_budget_is_refused_with_the_reason_in
     assert!(matches!(outcome, LoadOutcome::Loaded(_)), "{outcome:?}");
 }
 
+/// An AWS DMS file beyond the budget is refused for its preset's deletes,
+/// not for a delete_when the spec does not have.
+#[tokio::test]
+async fn a_dms_file_beyond_the_budget_is_refused_for_its_presets_deletes() {
+    let text = "[[dataset]]\nname = \"employees\"\npreset = \"aws_dms\"\nkeys = [\"id\"]\n\
+        [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+        [[dataset.columns]]\nname = \"city\"\ntype = \"string\"\n";
+    let spec = Spec::parse(text, "employees.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let csv: String = (0..1_000).map(|id| format!("I,{id},Denver\n")).collect();
+    let file = source(dir.path(), "20261201-101600456.csv", csv.as_bytes(), true);
+    let root = lake_url(dir.path().join("lake").to_str().unwrap()).unwrap();
+    let mut lake = Lake::open_spec(&root, &spec).await.unwrap();
+    lake.set_memory_budget(MemoryBudget::of(TINY, dir.path().to_path_buf()));
+    let outcome = lake.load(&file, LoadOptions::default()).await.unwrap();
+    let LoadOutcome::Refused(refused) = outcome else {
+        panic!("not refused: {outcome:?}");
+    };
+    let said = refused.to_string();
+    assert!(
+        said.contains("the dataset has deletes (its preset's)"),
+        "{said}"
+    );
+}
+
 /// A file of 2,000 orders within the tiny budget: read in pieces into many
 /// runs, upserted by many slices, and the table the same as without a budget.
 #[tokio::test]

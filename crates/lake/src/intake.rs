@@ -127,9 +127,14 @@ impl Lake {
             ));
         }
         if dataset.delete_when.is_some() {
-            return Ok(Some(
-                "the dataset has deletes (delete_when), whose files are read whole".to_string(),
-            ));
+            // A preset's deletes are its own (DMS's Op, Debezium's op).
+            let whose = match dataset.preset {
+                Some(_) => "its preset's",
+                None => "delete_when",
+            };
+            return Ok(Some(format!(
+                "the dataset has deletes ({whose}), whose files are read whole"
+            )));
         }
         if !dataset.keep_on_null.is_empty() {
             return Ok(Some(
