@@ -127,58 +127,8 @@ async fn maintain_table(
         done.tombstones_expired = Some(expire_tombstones(table, name, opts).await?);
     }
     if !opts.dry_run {
-        let bytes = match name {
-            TableName::Target(_) => opts.orders_file_bytes,
-            _ => opts.target_file_bytes,
-        };
-        let target = NonZeroU64::new(bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
-        let kind = || match name {
-            TableName::Target(d) if opts.cluster => {
-                OptimizeType::ZOrder(vec![d.columns[d.keys[0]].name.clone()])
-            }
-            _ => OptimizeType::Compact,
-        };
-        let mut attempt = 0;
-        loop {
-            let result = table
-                .clone()
-                .optimize()
-                .with_type(kind())
-                .with_target_size(target)
-                .await
-                .map_err(err());
-            match result {
-                Ok((optimized, metrics)) => {
-                    *table = optimized;
-                    done.files_removed = metrics.num_files_removed;
-                    done.files_added = metrics.num_files_added;
-                    break;
-                }
-                Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
-                    attempt += 1;
-                    done.conflicts_retried += 1;
-                    tracing::info!(
-                        table = %label,
-                        attempt = attempt + 1,
-                        of = ATTEMPTS,
-                        "compaction lost to a concurrent commit: planned again"
-                    );
-                    tokio::time::sleep(backoff(attempt)).await;
-                    refresh(table, name).await?;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        set_checkpoint_interval(table, name).await?;
-        create_checkpoint(table, None).await.map_err(err())?;
-        done.checkpoint = table.version();
-        done.logs_removed = cleanup_metadata(table, None).await.map_err(err())?;
-        // The expired entries removed may hold the checkpoint the table was
-        // read from (a table idle past the log retention): read it anew, from
-        // the checkpoint just written, before the vacuum reads its files.
-        let mut fresh = DeltaTable::new(table.log_store());
-        fresh.load().await.map_err(err())?;
-        *table = fresh;
+        compact(table, name, opts, &mut done).await?;
+        checkpoint(table, name, &mut done).await?;
     }
     let retention = chrono::Duration::hours(
         i64::try_from(opts.retention_hours).unwrap_or(i64::MAX / 3_600_000),
@@ -196,6 +146,82 @@ async fn maintain_table(
     done.vacuumed = metrics.files_deleted.len();
     done.files_after = file_count(table);
     Ok(done)
+}
+
+/// Compacts `table`'s small files (or clusters a dataset's table), planned
+/// again when a concurrent commit wins; the files removed and added, and the
+/// conflicts retried, in `done`.
+async fn compact(
+    table: &mut DeltaTable,
+    name: &TableName,
+    opts: MaintainOptions,
+    done: &mut Maintained,
+) -> Result<(), LakeError> {
+    let url = table.table_url().clone();
+    let label = name.as_str();
+    let bytes = match name {
+        TableName::Target(_) => opts.orders_file_bytes,
+        _ => opts.target_file_bytes,
+    };
+    let target = NonZeroU64::new(bytes.max(1 << 20)).unwrap_or(NonZeroU64::MIN);
+    let kind = || match name {
+        TableName::Target(d) if opts.cluster => {
+            OptimizeType::ZOrder(vec![d.columns[d.keys[0]].name.clone()])
+        }
+        _ => OptimizeType::Compact,
+    };
+    let mut attempt = 0;
+    loop {
+        let result = table
+            .clone()
+            .optimize()
+            .with_type(kind())
+            .with_target_size(target)
+            .await
+            .map_err(LakeError::delta(&label, &url));
+        match result {
+            Ok((optimized, metrics)) => {
+                *table = optimized;
+                done.files_removed = metrics.num_files_removed;
+                done.files_added = metrics.num_files_added;
+                return Ok(());
+            }
+            Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
+                attempt += 1;
+                done.conflicts_retried += 1;
+                tracing::info!(
+                    table = %label,
+                    attempt = attempt + 1,
+                    of = ATTEMPTS,
+                    "compaction lost to a concurrent commit: planned again"
+                );
+                tokio::time::sleep(backoff(attempt)).await;
+                refresh(table, name).await?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes a checkpoint and removes the log entries past the retention, then
+/// reads the table anew: the entries removed may hold the checkpoint it was
+/// read from (a table idle past the log retention), which the vacuum would
+/// read next.
+async fn checkpoint(
+    table: &mut DeltaTable,
+    name: &TableName,
+    done: &mut Maintained,
+) -> Result<(), LakeError> {
+    let url = table.table_url().clone();
+    let err = || LakeError::delta(name.as_str(), &url);
+    set_checkpoint_interval(table, name).await?;
+    create_checkpoint(table, None).await.map_err(err())?;
+    done.checkpoint = table.version();
+    done.logs_removed = cleanup_metadata(table, None).await.map_err(err())?;
+    let mut fresh = DeltaTable::new(table.log_store());
+    fresh.load().await.map_err(err())?;
+    *table = fresh;
+    Ok(())
 }
 
 /// Gives a table created before deltaload set `delta.checkpointInterval` the
