@@ -154,6 +154,23 @@ proptest! {
     }
 }
 
+/// Loads `file` into a lake of `spec` at `root` within the tiny budget
+/// (spilling under `dir`), which must refuse it; the lake and the refusal.
+async fn refused_within_tiny(
+    root: &LakeRoot,
+    spec: &Spec,
+    dir: &Path,
+    file: &SourceFile,
+) -> (Lake, String) {
+    let mut lake = Lake::open_spec(root, spec).await.unwrap();
+    lake.set_memory_budget(MemoryBudget::of(TINY, dir.to_path_buf()));
+    let outcome = lake.load(file, LoadOptions::default()).await.unwrap();
+    let LoadOutcome::Refused(refused) = outcome else {
+        panic!("not refused: {outcome:?}");
+    };
+    (lake, refused.to_string())
+}
+
 /// A file too large for the budget that cannot be read in pieces (a dataset
 /// with deletes) is refused up front, the reason in the ledger, nothing
 /// written; within a larger budget the same file loads.
@@ -173,13 +190,7 @@ async fn a_file_that_cannot_load_within_the_budget_is_refused_with_the_reason_in
     }
     let file = source(dir.path(), "big.csv", csv.as_bytes(), true);
     let root = lake_url(dir.path().join("lake").to_str().unwrap()).unwrap();
-    let mut lake = Lake::open_spec(&root, &spec).await.unwrap();
-    lake.set_memory_budget(MemoryBudget::of(TINY, dir.path().to_path_buf()));
-    let outcome = lake.load(&file, LoadOptions::default()).await.unwrap();
-    let LoadOutcome::Refused(refused) = outcome else {
-        panic!("not refused: {outcome:?}");
-    };
-    let said = refused.to_string();
+    let (mut lake, said) = refused_within_tiny(&root, &spec, dir.path(), &file).await;
     for words in ["memory budget", "delete_when", "raise the memory budget"] {
         assert!(said.contains(words), "{said}");
     }
@@ -209,13 +220,7 @@ async fn a_dms_file_beyond_the_budget_is_refused_for_its_presets_deletes() {
     let csv: String = (0..1_000).map(|id| format!("I,{id},Denver\n")).collect();
     let file = source(dir.path(), "20261201-101600456.csv", csv.as_bytes(), true);
     let root = lake_url(dir.path().join("lake").to_str().unwrap()).unwrap();
-    let mut lake = Lake::open_spec(&root, &spec).await.unwrap();
-    lake.set_memory_budget(MemoryBudget::of(TINY, dir.path().to_path_buf()));
-    let outcome = lake.load(&file, LoadOptions::default()).await.unwrap();
-    let LoadOutcome::Refused(refused) = outcome else {
-        panic!("not refused: {outcome:?}");
-    };
-    let said = refused.to_string();
+    let (_, said) = refused_within_tiny(&root, &spec, dir.path(), &file).await;
     assert!(
         said.contains("the dataset has deletes (its preset's)"),
         "{said}"

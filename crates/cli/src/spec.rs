@@ -15,15 +15,15 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
         }
         SpecCommand::Check { file } => {
             let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
-            let alone = spec.datasets.len() == 1;
+            let count = spec.datasets.len();
             let shown = match dataset {
                 Some(name) => spec.narrow(name).map_err(anyhow::Error::msg)?,
-                None => spec.clone(),
+                None => spec,
             };
             for d in &shown.datasets {
-                describe(d, alone)?;
+                describe(d, count == 1)?;
             }
-            out!("{file}: {} dataset(s), valid", spec.datasets.len());
+            out!("{file}: {count} dataset(s), valid");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -55,10 +55,7 @@ fn whole_micros(s: &str, nanosecond: u32) -> Result<(), String> {
         return Err(format!("{} has second 60, which is not a time", shown(s)));
     }
     if !nanosecond.is_multiple_of(1_000) {
-        return Err(format!(
-            "{} has nanoseconds: a timestamp holds whole microseconds",
-            shown(s)
-        ));
+        return Err(nanoseconds(s));
     }
     Ok(())
 }
@@ -101,10 +98,7 @@ fn parse_timestamp_in(s: &str, zone: Option<Tz>) -> Result<i64, String> {
         .ok_or_else(bad)?;
     let (clock, offset) = split_zone(rest).ok_or_else(bad)?;
     let time = parse_clock(clock).ok_or_else(|| match finer_than_micros(clock) {
-        true => format!(
-            "{} has nanoseconds: a timestamp holds whole microseconds",
-            shown(s)
-        ),
+        true => nanoseconds(s),
         false => format!("{} is not a valid time of day", shown(s)),
     })?;
     let local = NaiveDateTime::new(date, time);
@@ -131,6 +125,14 @@ fn parse_date(s: &str) -> Option<NaiveDate> {
         return None;
     }
     NaiveDate::from_ymd_opt(digits(&s[0..4])?, digits(&s[5..7])?, digits(&s[8..10])?)
+}
+
+/// The reason of a timestamp `s` finer than a microsecond.
+fn nanoseconds(s: &str) -> String {
+    format!(
+        "{} has nanoseconds: a timestamp holds whole microseconds",
+        shown(s)
+    )
 }
 
 /// Whether a clock is valid but for digits past the sixth of its fraction
