@@ -130,13 +130,21 @@ async fn maintain_compacts_clusters_checkpoints_and_vacuums_without_changing_a_r
     );
 }
 
-/// Writer `writer`'s file `n`: orders 1..=20 changed at hour `5 * writer + n`
-/// (writer 2's last file holds their newest change), and 20 orders of its own
-/// added, so that every load commits.
+/// How many files a writer loads at most while it waits for a compaction to
+/// commit in the middle of a load.
+const MOST_FILES: u64 = 100;
+
+/// Writer `writer`'s file `n`: in its first four, orders 1..=20 changed at
+/// hour `5 * writer + n` (writer 2's fourth file holds their newest change)
+/// and 20 orders of its own added, so that every load commits; past them, 20
+/// orders of its own only.
 fn source(writer: u64, n: u64) -> SourceFile {
     let name = format!("w{writer}f{n}.csv");
+    let own = 100 + 20 * (writer * MOST_FILES + n);
+    if n >= 4 {
+        return SourceFile::in_memory(format!("/landing/{name}"), file(&name, own, 1).into_bytes());
+    }
     let hour = writer * 5 + n;
-    let own = 100 + 20 * (writer * 4 + n);
     let mut text = file(&name, 1, hour);
     let fresh = file(&name, own, hour);
     text.extend(
@@ -149,10 +157,20 @@ fn source(writer: u64, n: u64) -> SourceFile {
     SourceFile::in_memory(format!("/landing/{name}"), text.into_bytes())
 }
 
+/// The compactions that committed while a load ran (between its start and its
+/// end, in milliseconds since the epoch).
+fn overlapped(compactions: &[(u64, i64)], spans: &[(i64, i64)]) -> Vec<(u64, i64)> {
+    (compactions.iter())
+        .filter(|(_, at)| spans.iter().any(|(from, to)| from < at && at < to))
+        .copied()
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn maintain_beside_concurrent_loads_loses_nothing() {
     let sb = Sandbox::new();
     drop(sb.lake().await);
+    let orders_dir = sb.lake_dir().join("orders");
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let finished = &finished;
     // When each load ran, in milliseconds since the epoch (as commits time themselves).
@@ -161,35 +179,47 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
     let mut writers = Vec::new();
     for writer in 0..3 {
         let mut lake = sb.lake().await;
+        let orders = orders_dir.clone();
         writers.push(async move {
             let mut loaded = 0;
-            for n in 0..4 {
+            // Four files each, and more until a compaction has committed while
+            // a load ran: the condition this test is about, waited for.
+            for n in 0..MOST_FILES {
                 let started = now_ms();
                 loaded += load_one_by_one(&mut lake, writer, [source(writer, n)]).await;
                 spans.lock().unwrap().push((started, now_ms()));
+                let seen = overlapped(&compactions(&orders), &spans.lock().unwrap());
+                if n >= 3 && !seen.is_empty() {
+                    break;
+                }
             }
             finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             (loaded, lake.commit_retries())
         });
     }
     let mut maintainer = sb.lake().await;
-    let orders_dir = sb.lake_dir().join("orders");
+    let orders = orders_dir.clone();
     let maintenance = async move {
-        let (mut runs, mut conflicts) = (0, 0);
+        let (mut runs, mut conflicts, mut skipped) = (0, 0, 0);
         let opts = MaintainOptions {
             cluster: true,
             ..MaintainOptions::default()
         };
         // Runs spread over the loads, as a schedule meets a few (back to back
-        // they would starve the loads): each after a load committed since the
-        // last, while loads are still running.
-        let orders = orders_dir.clone();
-        while runs < 4 && (runs == 0 || finished.load(std::sync::atomic::Ordering::SeqCst) < 3) {
+        // they would starve the loads): the first once two loads have
+        // committed (files to compact), each next after a load committed
+        // since the last, while loads are still running.
+        let created = last_version(&orders);
+        while last_version(&orders) < created.map(|v| v + 2) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        while finished.load(std::sync::atomic::Ordering::SeqCst) < 3 {
             let report = maintainer
                 .maintain(opts)
                 .await
                 .unwrap_or_else(|e| panic!("maintain run {runs}: {e}"));
             conflicts += report.iter().map(|m| m.conflicts_retried).sum::<u32>();
+            skipped += report.iter().filter(|m| m.compaction_skipped).count();
             runs += 1;
             let seen = last_version(&orders);
             while last_version(&orders) == seen
@@ -198,37 +228,36 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
         }
-        (runs, conflicts)
+        (runs, conflicts, skipped)
     };
     // Polled together: their commits interleave at every await.
-    let (loads, (runs, conflicts)) =
+    let (loads, (runs, conflicts, skipped)) =
         futures::future::join(futures::future::join_all(writers), maintenance).await;
     let mut retries = 0;
+    let mut files = 0;
     for (loaded, r) in loads {
-        assert_eq!(loaded, 4);
+        assert!(loaded >= 4, "every file loads: {loaded}");
+        files += loaded;
         retries += r;
     }
-    let compactions = compactions(&sb.lake_dir().join("orders"));
-    let spans = spans.lock().unwrap().clone();
-    let overlapped: Vec<_> = compactions
-        .iter()
-        .filter(|(_, at)| spans.iter().any(|(from, to)| from < at && at < to))
-        .collect();
+    let compactions = compactions(&orders_dir);
+    let overlapped = overlapped(&compactions, &spans.lock().unwrap());
     eprintln!(
-        "{runs} maintain runs, compactions {compactions:?}, {} committed while a load ran, \
-         {conflicts} compaction conflicts, {retries} load retries",
+        "{files} files, {runs} maintain runs, compactions {compactions:?}, {} committed while \
+         a load ran, {conflicts} compaction conflicts, {skipped} compactions skipped, \
+         {retries} load retries",
         overlapped.len()
     );
     // They did run together: a compaction committed while a load was running.
     assert!(!overlapped.is_empty(), "no compaction overlapped a load");
     let ledger = sb.rows(TableName::Ledger, "status").await;
-    assert_eq!(ledger.len(), 12);
+    assert_eq!(ledger.len(), files);
     assert!(ledger.iter().all(|r| r[0] == "loaded"));
     let orders = sb
         .rows(deltaload_tests::orders_table(), "order_id, updated_at")
         .await;
-    assert_eq!(orders.len(), 20 + 12 * 20, "every order once");
-    // Writer 2's last file (hour 13) is the newest change of orders 1..=20.
+    assert_eq!(orders.len(), 20 + files * 20, "every order once");
+    // Writer 2's fourth file (hour 13) is the newest change of orders 1..=20.
     let shared: Vec<_> = orders.iter().filter(|r| r[0].len() < 3).collect();
     assert_eq!(shared.len(), 20);
     assert!(
@@ -236,7 +265,7 @@ async fn maintain_beside_concurrent_loads_loses_nothing() {
         "{orders:?}"
     );
     let recon = sb.rows(TableName::Reconciliation, "balanced").await;
-    assert_eq!(recon.len(), 12);
+    assert_eq!(recon.len(), files);
     assert!(recon.iter().all(|r| r[0] == "true"));
 }
 

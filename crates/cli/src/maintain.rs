@@ -18,6 +18,11 @@ fn line(m: &Maintained, dry_run: bool) -> String {
         0 => String::new(),
         n => format!(", {n} conflicts retried"),
     };
+    if m.compaction_skipped {
+        retried.push_str(
+            ", compaction skipped: concurrent commits won every attempt (run maintain again when loads are quieter)",
+        );
+    }
     if let Some(n) = m.tombstones_expired {
         retried.push_str(&format!(", {n} tombstones expired"));
     }
@@ -62,4 +67,40 @@ pub(crate) async fn run(args: MaintainArgs, spec: &Spec) -> anyhow::Result<ExitC
         out!("{}", line(m, args.dry_run));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skipped_compaction_is_said_with_what_to_do() {
+        let m = Maintained {
+            table: "ledger".into(),
+            files_before: 40,
+            files_after: 40,
+            conflicts_retried: 5,
+            compaction_skipped: true,
+            checkpoint: Some(90),
+            ..Maintained::default()
+        };
+        let said = line(&m, false);
+        assert!(
+            said.starts_with("ledger: 40 files -> 40 (0 compacted into 0)"),
+            "{said}"
+        );
+        assert!(
+            said.contains("5 conflicts retried, compaction skipped"),
+            "{said}"
+        );
+        assert!(said.contains("run maintain again"), "{said}");
+        let done = line(
+            &Maintained {
+                compaction_skipped: false,
+                ..m
+            },
+            false,
+        );
+        assert!(!done.contains("skipped"), "{done}");
+    }
 }

@@ -86,6 +86,9 @@ pub struct Maintained {
     pub vacuumed: usize,
     /// Compactions planned again after losing to a concurrent commit.
     pub conflicts_retried: u32,
+    /// The compaction lost to concurrent commits at every attempt and was
+    /// left for the next run (the checkpoint and the vacuum still ran).
+    pub compaction_skipped: bool,
     /// Tombstones expired (a tombstones table, not on a dry run).
     pub tombstones_expired: Option<u64>,
 }
@@ -127,7 +130,7 @@ async fn maintain_table(
         done.tombstones_expired = Some(expire_tombstones(table, name, opts).await?);
     }
     if !opts.dry_run {
-        compact(table, name, opts, &mut done).await?;
+        compact(table, name, opts, &mut done, ATTEMPTS).await?;
         checkpoint(table, name, &mut done).await?;
     }
     let retention = chrono::Duration::hours(
@@ -149,13 +152,16 @@ async fn maintain_table(
 }
 
 /// Compacts `table`'s small files (or clusters a dataset's table), planned
-/// again when a concurrent commit wins; the files removed and added, and the
-/// conflicts retried, in `done`.
+/// again when a concurrent commit wins, up to `attempts` times: a table whose
+/// loads commit faster than it compacts is left as it is, for the next run,
+/// rather than failing the maintenance of every table after it. The files
+/// removed and added, the conflicts retried and a skip, in `done`.
 async fn compact(
     table: &mut DeltaTable,
     name: &TableName,
     opts: MaintainOptions,
     done: &mut Maintained,
+    attempts: u32,
 ) -> Result<(), LakeError> {
     let url = table.table_url().clone();
     let label = name.as_str();
@@ -186,17 +192,26 @@ async fn compact(
                 done.files_added = metrics.num_files_added;
                 return Ok(());
             }
-            Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
+            Err(e) if is_conflict(&e) && attempt + 1 < attempts => {
                 attempt += 1;
                 done.conflicts_retried += 1;
                 tracing::info!(
                     table = %label,
                     attempt = attempt + 1,
-                    of = ATTEMPTS,
+                    of = attempts,
                     "compaction lost to a concurrent commit: planned again"
                 );
                 tokio::time::sleep(backoff(attempt)).await;
                 refresh(table, name).await?;
+            }
+            Err(e) if is_conflict(&e) => {
+                tracing::warn!(
+                    table = %label,
+                    attempts,
+                    "compaction lost to concurrent commits at every attempt: left for the next run"
+                );
+                done.compaction_skipped = true;
+                return Ok(());
             }
             Err(e) => return Err(e),
         }
@@ -277,3 +292,7 @@ async fn expire_tombstones(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "maintain_tests.rs"]
+mod tests;
