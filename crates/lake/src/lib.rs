@@ -33,6 +33,7 @@ mod load;
 pub mod location;
 pub mod maintain;
 mod merge;
+mod merge_source;
 mod outcome;
 mod parsed;
 mod predicates;

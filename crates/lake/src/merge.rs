@@ -108,14 +108,19 @@ impl Lake {
         if changes.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
-        let set = &self.sets[ds];
-        let dataset = set.dataset.clone();
-        let label = dataset.name.clone();
-        let url = set.target.table_url().clone();
-        let mut batch = changes.target_batch(&dataset, loaded_at)?;
+        let dataset = self.sets[ds].dataset.clone();
+        let batch = changes.target_batch(&dataset, loaded_at)?;
+        let (mut batch, left_out) = self.without_unknown_deletes(ds, batch).await?;
+        if batch.num_rows() == 0 {
+            tracing::debug!(table = %dataset.name, left_out, "only deletes of unknown keys: no MERGE");
+            return Ok((MergeCounts::default(), None));
+        }
         if dataset.delete_when.is_none() {
             batch.remove_column(batch.num_columns() - 1);
         }
+        let set = &self.sets[ds];
+        let label = dataset.name.clone();
+        let url = set.target.table_url().clone();
         let ranges = match integer_key(&dataset) {
             Some(_) => batch_ranges(&crate::keys::key_integers(&dataset, &[&changes.batch])),
             None => Vec::new(),
