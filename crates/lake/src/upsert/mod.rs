@@ -79,6 +79,34 @@ impl Engine {
     }
 }
 
+/// A keyed upsert in one piece's files: those read, skipped by their
+/// statistics, rewritten and read again.
+fn files_met(scanned: usize, skipped: u64, rewritten: usize, reread: u64) -> crate::OrdersFiles {
+    crate::OrdersFiles {
+        scanned: scanned as u64,
+        skipped,
+        rewritten: rewritten as u64,
+        added: 0,
+        reread,
+    }
+}
+
+/// A debug event per step of a keyed upsert, with the time since this call
+/// and the peak memory (read, from a file, only when the event is logged).
+fn laps() -> impl Fn(&str) + Sync {
+    let started = std::time::Instant::now();
+    move |phase: &str| {
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let peak_mib = crate::budget::peak_mib;
+        tracing::debug!(
+            phase,
+            elapsed_ms,
+            peak_mib = peak_mib(),
+            "keyed upsert step"
+        )
+    }
+}
+
 impl Lake {
     /// Selects the engine of later loads (the keyed upsert by default).
     pub fn set_engine(&mut self, engine: Engine) {
@@ -97,40 +125,42 @@ impl Lake {
         if changes.is_empty() {
             return Ok((MergeCounts::default(), None));
         }
-        let (dataset, label) = {
-            let set = &self.sets[ds];
-            (set.dataset.clone(), set.dataset.name.clone())
-        };
+        let dataset = self.sets[ds].dataset.clone();
         if dataset.change_data_feed {
             self.enable_change_data_feed(ds).await?;
         }
         if let Some(reason) = self.merge_reason(ds)? {
-            tracing::debug!(table = %label, reason, "writing with delta-rs's MERGE");
+            tracing::debug!(table = %dataset.name, reason, "writing with delta-rs's MERGE");
             return self.merge_target(ds, changes, files, loaded_at).await;
         }
-        let bounds = KeyBounds::of_column(changes.column(dataset.keys[0]));
-        let key = &dataset.columns[dataset.keys[0]].name;
         if dataset.merge_on_read {
             self.enable_deletion_vectors(ds).await?;
         }
+        self.keyed_upsert(ds, changes, files, loaded_at).await
+    }
+
+    /// The keyed upsert of [`Lake::upsert_target`]: the candidate files met
+    /// with the changes, then the changed files' rows and the inserts
+    /// written and committed in one piece, or by slices beyond the memory
+    /// budget.
+    async fn keyed_upsert(
+        &mut self,
+        ds: usize,
+        changes: &Changes<'_>,
+        files: &[MergedFile<'_>],
+        loaded_at: i64,
+    ) -> Result<(MergeCounts, Option<u64>), LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
+        let label = dataset.name.clone();
+        let bounds = KeyBounds::of_column(changes.column(dataset.keys[0]));
+        let key = &dataset.columns[dataset.keys[0]].name;
         let table = &self.sets[ds].target;
         let (candidates, skipped) =
             files::candidates(table, key, &bounds, files::stats_prefix(table))
                 .await
                 .map_err(files::delta_error(table, &label))?;
         self.writes.keyed += 1;
-        let started = std::time::Instant::now();
-        let lap = |phase: &str| {
-            let elapsed_ms = started.elapsed().as_millis() as u64;
-            // The peak is read (a file) only when the event is logged.
-            let peak_mib = crate::budget::peak_mib;
-            tracing::debug!(
-                phase,
-                elapsed_ms,
-                peak_mib = peak_mib(),
-                "keyed upsert step"
-            )
-        };
+        let lap = laps();
         let aligned = align(table, &dataset, changes, loaded_at, &label)?;
         lap("aligned");
         let met = self.meet(ds, &aligned, &candidates).await?;
@@ -139,23 +169,17 @@ impl Lake {
         if let Some(rows) = self.slice_rows_beyond_budget(&candidates, &rewritten, &aligned, &label)
         {
             let changes = aligned.changes;
-            let mut slices = InMemory {
+            let slices = &mut InMemory {
                 changes,
                 at: 0,
                 rows,
             };
-            let (counts, version, _) = self.upsert_sliced(ds, &mut slices, files).await?;
+            let (counts, version, _) = self.upsert_sliced(ds, slices, files).await?;
             return Ok((counts, version));
         }
         let inserted = met.inserted(&aligned);
         let counts = count(&met, inserted.len());
-        let stats = crate::OrdersFiles {
-            scanned: candidates.len() as u64,
-            skipped,
-            rewritten: rewritten.len() as u64,
-            added: 0,
-            reread: met.reread,
-        };
+        let stats = files_met(candidates.len(), skipped, rewritten.len(), met.reread);
         if rewritten.is_empty() && inserted.is_empty() {
             self.count_files(&label, stats, "keyed upsert");
             return Ok((counts, None));

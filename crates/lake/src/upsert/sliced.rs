@@ -96,6 +96,20 @@ impl Shape {
     }
 }
 
+/// What the slices of a keyed upsert by slices did, beside the files they
+/// staged.
+#[derive(Default)]
+struct Sliced {
+    counts: MergeCounts,
+    /// The slices' feed files.
+    cdc: Vec<deltalake::kernel::Action>,
+    /// The keys of every slice, from the least to the greatest.
+    span: Option<KeyBounds>,
+    /// Changes given, and slices.
+    given: u64,
+    slices: u64,
+}
+
 /// The table's files as the slices so far left them, and the committed
 /// files they replaced.
 struct Staging {
@@ -104,6 +118,20 @@ struct Staging {
 }
 
 impl Staging {
+    /// The table's committed files, none replaced yet.
+    fn of(files: Vec<TargetFile>) -> Self {
+        let live = (files.into_iter())
+            .map(|file| Staged {
+                file,
+                committed: true,
+            })
+            .collect();
+        Staging {
+            live,
+            removes: Vec::new(),
+        }
+    }
+
     /// The live files whose statistics may hold a key within `bounds`.
     fn candidates(&self, bounds: &KeyBounds, shape: &Shape) -> Vec<usize> {
         (0..self.live.len())
@@ -166,49 +194,15 @@ impl Lake {
         let (all, _) = files::candidates(&table, &shape.key, &KeyBounds::None, usize::MAX)
             .await
             .map_err(files::delta_error(&table, &label))?;
-        let live = (all.into_iter())
-            .map(|file| Staged {
-                file,
-                committed: true,
-            })
-            .collect();
-        let mut staging = Staging {
-            live,
-            removes: Vec::new(),
-        };
-        let mut counts = MergeCounts::default();
-        let mut cdc = Vec::new();
-        let mut span: Option<KeyBounds> = None;
-        let (mut given, mut slices_done, mut rewrites) = (0u64, 0u64, 0u64);
-        while let Some(changes) = slices.next_slice(&label)? {
-            given += changes.num_rows() as u64;
-            slices_done += 1;
-            let aligned = shape.aligned(changes, &label)?;
-            let bounds = KeyBounds::of_column(aligned.changes.column(shape.key_at));
-            span = Some(span.as_ref().unwrap_or(&bounds).spanning(&bounds));
-            let at = staging.candidates(&bounds, &shape);
-            let candidates: Vec<TargetFile> =
-                at.iter().map(|&i| staging.live[i].file.clone()).collect();
-            let (slice_counts, rewritten, adds, feed) =
-                self.rewrite_slice(ds, &aligned, &candidates).await?;
-            cdc.extend(feed);
-            add_counts(&mut counts, slice_counts);
-            rewrites += rewritten.len() as u64;
-            let gone = rewritten.iter().map(|&f| at[f]).collect();
-            staging.replace(&table, gone, adds, &label).await?;
-        }
+        let mut staging = Staging::of(all);
+        let done = self
+            .rewrite_slices(ds, slices, &shape, &mut staging)
+            .await?;
+        let Sliced { counts, given, .. } = done;
         let written: Vec<Add> = (staging.live.into_iter())
             .filter(|s| !s.committed)
             .map(|s| s.file.add)
             .collect();
-        self.spills.slices += slices_done;
-        tracing::debug!(
-            table = %label,
-            changes = given,
-            slices = slices_done,
-            files_rewritten = rewrites,
-            "keyed upsert by slices"
-        );
         let stats = crate::OrdersFiles {
             rewritten: staging.removes.len() as u64,
             ..crate::OrdersFiles::default()
@@ -225,8 +219,8 @@ impl Lake {
             removes: staging.removes,
             kept: Vec::new(),
             dv_file: None,
-            cdc,
-            predicate: span.and_then(|s| s.span_predicate(&shape.key)),
+            cdc: done.cdc,
+            predicate: done.span.and_then(|s| s.span_predicate(&shape.key)),
             metadata: metadata(files, counts),
             app: None,
         };
@@ -234,6 +228,48 @@ impl Lake {
             .commit_keyed(ds, replacement, stats, (&label, what))
             .await?;
         Ok((counts, version, given))
+    }
+
+    /// Each slice met with the live files that may hold its keys, and those
+    /// it changed replaced in `staging` by what it wrote; the counts, the
+    /// feed and the keys' span summed over the slices.
+    async fn rewrite_slices(
+        &mut self,
+        ds: usize,
+        slices: &mut (dyn Slices + Send),
+        shape: &Shape,
+        staging: &mut Staging,
+    ) -> Result<Sliced, LakeError> {
+        let table = self.sets[ds].target.clone();
+        let label = self.sets[ds].dataset.name.clone();
+        let mut done = Sliced::default();
+        let mut rewrites = 0u64;
+        while let Some(changes) = slices.next_slice(&label)? {
+            done.given += changes.num_rows() as u64;
+            done.slices += 1;
+            let aligned = shape.aligned(changes, &label)?;
+            let bounds = KeyBounds::of_column(aligned.changes.column(shape.key_at));
+            done.span = Some(done.span.as_ref().unwrap_or(&bounds).spanning(&bounds));
+            let at = staging.candidates(&bounds, shape);
+            let candidates: Vec<TargetFile> =
+                at.iter().map(|&i| staging.live[i].file.clone()).collect();
+            let (slice_counts, rewritten, adds, feed) =
+                self.rewrite_slice(ds, &aligned, &candidates).await?;
+            done.cdc.extend(feed);
+            add_counts(&mut done.counts, slice_counts);
+            rewrites += rewritten.len() as u64;
+            let gone = rewritten.iter().map(|&f| at[f]).collect();
+            staging.replace(&table, gone, adds, &label).await?;
+        }
+        self.spills.slices += done.slices;
+        tracing::debug!(
+            table = %label,
+            changes = done.given,
+            slices = done.slices,
+            files_rewritten = rewrites,
+            "keyed upsert by slices"
+        );
+        Ok(done)
     }
 
     /// The shape of dataset `ds`'s table as it is now.
