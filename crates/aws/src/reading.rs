@@ -136,6 +136,17 @@ impl Handler {
         object: &ObjectRef,
         report: &mut BatchReport,
     ) -> Result<Option<(usize, SourceFile)>, AwsError> {
+        let Some(ds) = self.dataset_of(object, report) else {
+            return Ok(None);
+        };
+        let fetched = self.reader.fetch(object).await?;
+        Ok(self.received(ds, object, fetched, report))
+    }
+
+    /// The dataset (its index) `object` loads into; none, the object
+    /// refused unread and counted, when it lies outside the allowed
+    /// sources or under no dataset's source.
+    fn dataset_of(&self, object: &ObjectRef, report: &mut BatchReport) -> Option<usize> {
         let one_refused = DatasetFigures {
             refused: 1,
             ..DatasetFigures::default()
@@ -148,32 +159,37 @@ impl Handler {
         if !self.sources.allows(&object.bucket, &object.key) {
             tracing::warn!("object outside the allowed sources: refused, not read");
             report.add(unrouted, &one_refused);
-            return Ok(None);
+            return None;
         }
-        let Some(ds) = self
+        let ds = self
             .spec
             .route(&object.bucket, &object.key)
-            .and_then(|d| self.spec.datasets.iter().position(|o| o.name == d.name))
-        else {
+            .and_then(|d| self.spec.datasets.iter().position(|o| o.name == d.name));
+        if ds.is_none() {
             tracing::warn!("object under no dataset's source: refused, not read");
             report.add(unrouted, &one_refused);
-            return Ok(None);
-        };
-        // Refused unread: the load records the version refused in the ledger.
+        }
+        ds
+    }
+
+    /// What a fetch of `object` gave, for dataset `ds`: its file to load, a
+    /// file refused unread (the load records the version refused in the
+    /// ledger), or nothing for an object that no longer exists.
+    fn received(
+        &self,
+        ds: usize,
+        object: &ObjectRef,
+        fetched: Fetched,
+        report: &mut BatchReport,
+    ) -> Option<(usize, SourceFile)> {
         let unread = |size: u64, reason: String| {
-            Ok(Some((
-                ds,
-                SourceFile::refused_unread(
-                    format!("s3://{}/{}", object.bucket, object.key),
-                    size,
-                    object.etag.clone(),
-                    object.version_id.clone(),
-                    reason,
-                ),
-            )))
+            let location = format!("s3://{}/{}", object.bucket, object.key);
+            let (etag, version) = (object.etag.clone(), object.version_id.clone());
+            let file = SourceFile::refused_unread(location, size, etag, version, reason);
+            Some((ds, file))
         };
-        match self.reader.fetch(object).await? {
-            Fetched::File(file) => Ok(Some((ds, file))),
+        match fetched {
+            Fetched::File(file) => Some((ds, file)),
             Fetched::Missing(problem) => {
                 tracing::warn!(
                     version = %object.version_id.as_deref().unwrap_or("-"),
@@ -181,7 +197,7 @@ impl Handler {
                     "object or version does not exist: acknowledged like a deleted object, not retried"
                 );
                 report.missing += 1;
-                Ok(None)
+                None
             }
             Fetched::TooLarge(size) => {
                 tracing::warn!(size, "object larger than the configured limit: refused");
