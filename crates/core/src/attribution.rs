@@ -161,6 +161,23 @@ pub fn attribute<'a>(
         per_file.push(counts);
     }
     let tombstones = tombstone_changes(dataset, &state, &remembered, &initial);
+    let (winners, expected) = winners(dataset, state, &table);
+    Attribution {
+        per_file,
+        winners,
+        expected,
+        tombstones,
+    }
+}
+
+/// The batch's newest change of each key, in key order, and what they do
+/// to the table: a delete of a key it holds deletes, of a key it does not
+/// hold changes nothing (left out); any other change updates or inserts.
+fn winners<'a>(
+    dataset: &Dataset,
+    state: HashMap<KeyOf<'a>, State<'a>>,
+    table: &HashMap<KeyOf<'a>, &'a [Value]>,
+) -> (Vec<State<'a>>, MergeCounts) {
     let mut expected = MergeCounts::default();
     let mut winners: Vec<State<'a>> = state
         .into_iter()
@@ -176,12 +193,7 @@ pub fn attribute<'a>(
         })
         .collect();
     winners.sort_unstable_by(|a, b| dataset.key_cmp(&a.1, &b.1));
-    Attribution {
-        per_file,
-        winners,
-        expected,
-        tombstones,
-    }
+    (winners, expected)
 }
 
 /// What `change` makes of a key holding `held`, counted in `counts`; `None`

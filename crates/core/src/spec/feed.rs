@@ -75,28 +75,8 @@ fn delete_when(
 ) -> Result<DeleteWhen, SpecError> {
     let inner = raw.get_ref();
     let column = inner.column.get_ref();
-    let at = Some(inner.column.span());
-    if column.is_empty() {
-        return Err(src.error(
-            at,
-            "delete_when names no column: e.g. { column = \"op\", in = [\"d\"] }",
-        ));
-    }
-    if let Some(c) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)) {
-        return Err(src.error(
-            at,
-            format!(
-                "delete_when column {column:?} is declared as column {:?}: the delete column is \
-                 read from each file and never stored; remove it from the columns",
-                c.name
-            ),
-        ));
-    }
-    if super::LINEAGE_COLUMNS
-        .iter()
-        .any(|l| l.eq_ignore_ascii_case(column))
-    {
-        return Err(src.error(at, format!("delete_when column {column:?} is a lineage column's name: name the file's delete column")));
+    if let Some(why) = column_refused(column, columns) {
+        return Err(src.error(Some(inner.column.span()), why));
     }
     if inner.values.is_empty() {
         return Err(src.error(
@@ -106,40 +86,66 @@ fn delete_when(
             ),
         ));
     }
-    if let Some(partial) = d.update_columns.as_ref().or(d.except_columns.as_ref()) {
-        return Err(src.error(
-            Some(partial.span()),
-            format!(
-                "delete_when with update_columns or except_columns: a row deleted and inserted \
-                 again would keep the deleted row's other columns in some load orders and not in \
-                 others; with deletes an update sets every column: remove {}",
-                if d.update_columns.is_some() {
-                    "update_columns"
-                } else {
-                    "except_columns"
-                }
-            ),
-        ));
-    }
-    let headerless = d
-        .csv
-        .as_ref()
-        .and_then(|c| c.get_ref().header)
-        .is_some_and(|h| matches!(h, super::parse::RawHeader::None));
-    if headerless {
-        return Err(src.error(
-            Some(raw.span()),
-            format!(
-                "delete_when needs the files' header to find column {column:?}, and this dataset's \
-                 CSV files have none (header = \"none\"): write a header row and set header = \
-                 \"exact\" or \"by_name\", or, for files AWS DMS writes, set preset = \
-                 \"aws_dms\" instead of delete_when"
-            ),
-        ));
+    if let Some((span, why)) = options_refused(d, column) {
+        return Err(src.error(Some(span.unwrap_or_else(|| raw.span())), why));
     }
     Ok(DeleteWhen {
         column: column.clone(),
         values: inner.values.clone(),
         upserts: Vec::new(),
+    })
+}
+
+/// Why `column` cannot be the delete column, if it cannot: none named, a
+/// declared column, or a lineage column.
+fn column_refused(column: &str, columns: &[Column]) -> Option<String> {
+    if column.is_empty() {
+        return Some(
+            "delete_when names no column: e.g. { column = \"op\", in = [\"d\"] }".to_string(),
+        );
+    }
+    if let Some(c) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)) {
+        return Some(format!(
+            "delete_when column {column:?} is declared as column {:?}: the delete column is \
+             read from each file and never stored; remove it from the columns",
+            c.name
+        ));
+    }
+    let mut lineage = super::LINEAGE_COLUMNS.iter();
+    lineage.any(|l| l.eq_ignore_ascii_case(column)).then(|| {
+        format!("delete_when column {column:?} is a lineage column's name: name the file's delete column")
+    })
+}
+
+/// An option of the dataset deletes cannot go with: where (none: at
+/// delete_when), and why.
+fn options_refused(
+    d: &RawDataset,
+    column: &str,
+) -> Option<(Option<std::ops::Range<usize>>, String)> {
+    if let Some(partial) = d.update_columns.as_ref().or(d.except_columns.as_ref()) {
+        let which = match d.update_columns.is_some() {
+            true => "update_columns",
+            false => "except_columns",
+        };
+        return Some((
+            Some(partial.span()),
+            format!(
+                "delete_when with update_columns or except_columns: a row deleted and inserted \
+                 again would keep the deleted row's other columns in some load orders and not in \
+                 others; with deletes an update sets every column: remove {which}"
+            ),
+        ));
+    }
+    let header = d.csv.as_ref().and_then(|c| c.get_ref().header);
+    let headerless = header.is_some_and(|h| matches!(h, super::parse::RawHeader::None));
+    headerless.then(|| {
+        let why = format!(
+            "delete_when needs the files' header to find column {column:?}, and this dataset's \
+             CSV files have none (header = \"none\"): write a header row and set header = \
+             \"exact\" or \"by_name\", or, for files AWS DMS writes, set preset = \
+             \"aws_dms\" instead of delete_when"
+        );
+        (None, why)
     })
 }

@@ -249,66 +249,75 @@ fn refused(
             ),
         ))
     };
-    let format_span = d.format.as_ref().map(Spanned::span);
+    if let Some(why) = format_refused(preset, format) {
+        return refuse(d.format.as_ref().map(Spanned::span), why.into());
+    }
+    if let Some((span, why)) = option_refused(d, preset) {
+        return refuse(span, why.into());
+    }
+    if let Some(why) = column_refused(preset, columns) {
+        return refuse(None, why);
+    }
+    Ok(())
+}
+
+/// Why the preset's tool never writes files of `format`, if it does not.
+fn format_refused(preset: Preset, format: Format) -> Option<&'static str> {
     match (preset, format) {
         (Preset::AwsDms, Format::Jsonl) => {
-            return refuse(
-                format_span,
-                "AWS DMS writes CSV or Parquet files: set format = \"csv\" or \"parquet\"".into(),
-            )
+            Some("AWS DMS writes CSV or Parquet files: set format = \"csv\" or \"parquet\"")
         }
-        (Preset::Debezium, Format::Csv | Format::Parquet) => {
-            return refuse(
-                format_span,
-                "the S3 sink writes Debezium's events as JSON Lines: set format = \"jsonl\" or \
-                 remove format"
-                    .into(),
-            )
-        }
-        _ => {}
+        (Preset::Debezium, Format::Csv | Format::Parquet) => Some(
+            "the S3 sink writes Debezium's events as JSON Lines: set format = \"jsonl\" or \
+             remove format",
+        ),
+        _ => None,
     }
+}
+
+/// An option the preset decides itself, set in the spec: where, and why.
+fn option_refused(
+    d: &RawDataset,
+    preset: Preset,
+) -> Option<(Option<std::ops::Range<usize>>, &'static str)> {
     if let Some(raw) = &d.delete_when {
-        return refuse(
+        return Some((
             Some(raw.span()),
-            "the preset says which changes are deletes: remove delete_when".into(),
-        );
+            "the preset says which changes are deletes: remove delete_when",
+        ));
     }
     if preset == Preset::AwsDms && d.csv.as_ref().and_then(|c| c.get_ref().header).is_some() {
-        return refuse(
+        return Some((
             d.csv.as_ref().map(Spanned::span),
             "a file's header row is found by its names (AddColumnName = true) and a file \
-             without one is read by position: remove header"
-                .into(),
-        );
+             without one is read by position: remove header",
+        ));
     }
-    if let Some(partial) = d.update_columns.as_ref().or(d.except_columns.as_ref()) {
-        return refuse(
-            Some(partial.span()),
-            "its deletes make an update set every column (a key deleted and inserted again \
-             would keep the deleted row's other columns in some load orders): remove \
-             update_columns and except_columns"
-                .into(),
-        );
-    }
+    let partial = d.update_columns.as_ref().or(d.except_columns.as_ref())?;
+    Some((
+        Some(partial.span()),
+        "its deletes make an update set every column (a key deleted and inserted again \
+         would keep the deleted row's other columns in some load orders): remove \
+         update_columns and except_columns",
+    ))
+}
+
+/// Why a declared column cannot be, if one is named as a field the preset uses.
+fn column_refused(preset: Preset, columns: &[Column]) -> Option<String> {
     let taken = [DMS_OP, FEED_FILE, FEED_LINE];
     let clash = |c: &&Column| match preset {
         Preset::AwsDms => taken.iter().any(|t| t.eq_ignore_ascii_case(&c.name)),
         Preset::Debezium => c.name.starts_with("__") || c.name == FEED_FILE || c.name == FEED_LINE,
     };
-    if let Some(c) = columns.iter().find(clash) {
-        let names = match preset {
-            Preset::AwsDms => taken.join(", "),
-            Preset::Debezium => format!("__ fields are the transform's; {FEED_FILE}, {FEED_LINE}"),
-        };
-        return refuse(
-            None,
-            format!(
-                "column {:?} is a name the preset uses ({names}): rename the column",
-                c.name
-            ),
-        );
-    }
-    Ok(())
+    let c = columns.iter().find(clash)?;
+    let names = match preset {
+        Preset::AwsDms => taken.join(", "),
+        Preset::Debezium => format!("__ fields are the transform's; {FEED_FILE}, {FEED_LINE}"),
+    };
+    Some(format!(
+        "column {:?} is a name the preset uses ({names}): rename the column",
+        c.name
+    ))
 }
 
 fn generated_column(name: &str, ty: ColumnType) -> Column {
