@@ -83,6 +83,50 @@ pub struct Settings {
 /// the runtime, the tables' logs and the batch's other objects.
 pub const LAMBDA_BUDGET_SHARE: (u64, u64) = (3, 4);
 
+/// The lake (`DELTALOAD_LAKE`; `./lake` for `serve`) and the allowed
+/// sources (`DELTALOAD_SOURCES`, comma-separated; required in Lambda).
+fn lake_and_sources(
+    var: &impl Fn(&str) -> Option<String>,
+    runner: Runner,
+) -> Result<(String, Sources), AwsError> {
+    let lake = match (var("DELTALOAD_LAKE"), runner) {
+        (Some(lake), _) => lake,
+        (None, Runner::Serve) => "./lake".to_string(),
+        (None, Runner::Lambda) => {
+            return Err(AwsError::Config(
+                "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
+            ))
+        }
+    };
+    let sources: Vec<String> = var("DELTALOAD_SOURCES")
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let sources = Sources::parse(&sources)?;
+    if sources.is_empty() && runner == Runner::Lambda {
+        return Err(AwsError::Config(
+            "DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes \
+             it names (s3://BUCKET[/PREFIX], comma-separated)"
+                .into(),
+        ));
+    }
+    Ok((lake, sources))
+}
+
+/// The whole number variable `name` holds (`what` it counts, for the
+/// error), if set.
+fn number(
+    var: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    what: &str,
+) -> Result<Option<u64>, AwsError> {
+    var(name)
+        .map(|v| {
+            v.parse()
+                .map_err(|_| AwsError::Config(format!("{name}={v:?} is not a number of {what}")))
+        })
+        .transpose()
+}
+
 /// The memory budget: `explicit` (`DELTALOAD_MEMORY_BUDGET`, `--memory-budget`:
 /// a size such as `512MiB`, or `none`) when given; else three quarters of a
 /// Lambda function's memory (`lambda_mb`, `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`);
@@ -157,34 +201,10 @@ impl Settings {
         runner: Runner,
     ) -> Result<Self, AwsError> {
         let var = |name: &str| vars(name).filter(|v| !v.is_empty());
-        let lake = match (var("DELTALOAD_LAKE"), runner) {
-            (Some(lake), _) => lake,
-            (None, Runner::Serve) => "./lake".to_string(),
-            (None, Runner::Lambda) => {
-                return Err(AwsError::Config(
-                    "DELTALOAD_LAKE is not set: give the lake URI, e.g. s3://bucket/lake".into(),
-                ))
-            }
-        };
-        let sources: Vec<String> = var("DELTALOAD_SOURCES")
-            .map(|s| s.split(',').map(str::to_string).collect())
-            .unwrap_or_default();
-        let sources = Sources::parse(&sources)?;
-        if sources.is_empty() && runner == Runner::Lambda {
-            return Err(AwsError::Config(
-                "DELTALOAD_SOURCES is not set: the handler reads only the buckets and prefixes \
-                 it names (s3://BUCKET[/PREFIX], comma-separated)"
-                    .into(),
-            ));
-        }
-        let max_object_bytes = match var("DELTALOAD_MAX_OBJECT_BYTES") {
-            Some(v) => v.parse().map_err(|_| {
-                AwsError::Config(format!(
-                    "DELTALOAD_MAX_OBJECT_BYTES={v:?} is not a number of bytes"
-                ))
-            })?,
-            None => DEFAULT_MAX_OBJECT_BYTES,
-        };
+        let (lake, sources) = lake_and_sources(&var, runner)?;
+        let max_object_bytes = number(&var, "DELTALOAD_MAX_OBJECT_BYTES", "bytes")?;
+        let max_object_bytes = max_object_bytes.unwrap_or(DEFAULT_MAX_OBJECT_BYTES);
+        let margin = number(&var, "DELTALOAD_DEADLINE_MARGIN_SECONDS", "seconds")?;
         Ok(Self {
             lake,
             sources,
@@ -197,14 +217,10 @@ impl Settings {
                 ),
                 Runner::Serve => var("DELTALOAD_METRICS_NAMESPACE"),
             },
-            deadline_margin: match var("DELTALOAD_DEADLINE_MARGIN_SECONDS") {
-                Some(v) => std::time::Duration::from_secs(v.parse().map_err(|_| {
-                    AwsError::Config(format!(
-                        "DELTALOAD_DEADLINE_MARGIN_SECONDS={v:?} is not a number of seconds"
-                    ))
-                })?),
-                None => crate::handler::DEFAULT_DEADLINE_MARGIN,
-            },
+            deadline_margin: margin.map_or(
+                crate::handler::DEFAULT_DEADLINE_MARGIN,
+                std::time::Duration::from_secs,
+            ),
             spec: var("DELTALOAD_SPEC"),
             memory_budget: memory_budget(
                 var("DELTALOAD_MEMORY_BUDGET").as_deref(),
