@@ -43,6 +43,7 @@ mod long_loads;
 mod lost_state;
 mod maintenance;
 mod maintenance_mor;
+mod maintenance_races;
 mod memory_budget;
 mod merge_on_read;
 mod one_file_deletes;

@@ -26,6 +26,11 @@ fn line(m: &Maintained, dry_run: bool) -> String {
     if let Some(n) = m.tombstones_expired {
         retried.push_str(&format!(", {n} tombstones expired"));
     }
+    if m.expiry_skipped {
+        retried.push_str(
+            ", tombstone expiry skipped: concurrent commits won every attempt (run maintain again when loads are quieter)",
+        );
+    }
     format!(
         "{}: {} files -> {} ({} compacted into {}), checkpoint at version {}, {} log files and {} data files removed{retried}",
         m.table,

@@ -91,6 +91,9 @@ pub struct Maintained {
     pub compaction_skipped: bool,
     /// Tombstones expired (a tombstones table, not on a dry run).
     pub tombstones_expired: Option<u64>,
+    /// The expiry of tombstones lost to concurrent commits at every attempt
+    /// and was left for the next run.
+    pub expiry_skipped: bool,
 }
 
 impl Lake {
@@ -127,7 +130,7 @@ async fn maintain_table(
         ..Maintained::default()
     };
     if let (TableName::Tombstones(_), false) = (name, opts.dry_run) {
-        done.tombstones_expired = Some(expire_tombstones(table, name, opts).await?);
+        expire_tombstones(table, name, opts, &mut done).await?;
     }
     if !opts.dry_run {
         compact(table, name, opts, &mut done, ATTEMPTS).await?;
@@ -176,45 +179,60 @@ async fn compact(
         }
         _ => OptimizeType::Compact,
     };
+    let optimize = |t: DeltaTable| {
+        let built = t.optimize().with_type(kind()).with_target_size(target);
+        let failed = LakeError::delta(&label, &url);
+        async move { built.await.map_err(failed) }
+    };
+    let retried = &mut done.conflicts_retried;
+    match committed(table, name, attempts, retried, "compaction", optimize).await? {
+        Some(metrics) => {
+            done.files_removed = metrics.num_files_removed;
+            done.files_added = metrics.num_files_added;
+        }
+        None => done.compaction_skipped = true,
+    }
+    Ok(())
+}
+
+/// Runs `step`, a commit on `table`, until it commits: when a concurrent
+/// commit wins, again from the table's new version after the loads'
+/// backoff (counted in `retried`), at most `attempts` times. `None` when
+/// it lost every attempt: `what` is left for the next run (a warning says
+/// so) and the table is read anew.
+async fn committed<T, Step, Fut>(
+    table: &mut DeltaTable,
+    name: &TableName,
+    attempts: u32,
+    retried: &mut u32,
+    what: &str,
+    mut step: Step,
+) -> Result<Option<T>, LakeError>
+where
+    Step: FnMut(DeltaTable) -> Fut,
+    Fut: std::future::Future<Output = Result<(DeltaTable, T), LakeError>>,
+{
+    let label = name.as_str();
     let mut attempt = 0;
     loop {
-        let result = table
-            .clone()
-            .optimize()
-            .with_type(kind())
-            .with_target_size(target)
-            .await
-            .map_err(LakeError::delta(&label, &url));
-        match result {
-            Ok((optimized, metrics)) => {
-                *table = optimized;
-                done.files_removed = metrics.num_files_removed;
-                done.files_added = metrics.num_files_added;
-                return Ok(());
+        let error = match step(table.clone()).await {
+            Ok((after, out)) => {
+                *table = after;
+                return Ok(Some(out));
             }
-            Err(e) if is_conflict(&e) && attempt + 1 < attempts => {
-                attempt += 1;
-                done.conflicts_retried += 1;
-                tracing::info!(
-                    table = %label,
-                    attempt = attempt + 1,
-                    of = attempts,
-                    "compaction lost to a concurrent commit: planned again"
-                );
-                tokio::time::sleep(backoff(attempt)).await;
-                refresh(table, name).await?;
-            }
-            Err(e) if is_conflict(&e) => {
-                tracing::warn!(
-                    table = %label,
-                    attempts,
-                    "compaction lost to concurrent commits at every attempt: left for the next run"
-                );
-                done.compaction_skipped = true;
-                return Ok(());
-            }
+            Err(e) if is_conflict(&e) => e,
             Err(e) => return Err(e),
+        };
+        attempt += 1;
+        if attempt >= attempts {
+            tracing::warn!(table = %label, attempts, %error, what, "lost to concurrent commits at every attempt: left for the next run");
+            refresh(table, name).await?;
+            return Ok(None);
         }
+        *retried += 1;
+        tracing::info!(table = %label, attempt = attempt + 1, of = attempts, what, "lost to a concurrent commit: planned again");
+        tokio::time::sleep(backoff(attempt)).await;
+        refresh(table, name).await?;
     }
 }
 
@@ -254,12 +272,15 @@ async fn set_checkpoint_interval(
     crate::table::set_property(table, &label, KEY, &CHECKPOINT_INTERVAL.to_string()).await
 }
 
-/// Deletes the tombstones loaded more than the retention ago; returns how many.
+/// Deletes the tombstones loaded more than the retention ago, how many in
+/// `done`; left for the next run, as a compaction is, when loads writing
+/// tombstones win every attempt.
 async fn expire_tombstones(
     table: &mut DeltaTable,
     name: &TableName,
     opts: MaintainOptions,
-) -> Result<u64, LakeError> {
+    done: &mut Maintained,
+) -> Result<(), LakeError> {
     let days = i64::try_from(opts.tombstone_retention_days).unwrap_or(i64::MAX / 86_400_000_000);
     let cutoff = chrono::Utc::now() - chrono::Duration::days(days.min(1_000_000));
     // An expression rather than SQL text: the commit records the predicate
@@ -268,29 +289,28 @@ async fn expire_tombstones(
     use deltalake::datafusion::scalar::ScalarValue;
     let at = ScalarValue::TimestampMicrosecond(Some(cutoff.timestamp_micros()), Some("UTC".into()));
     let predicate = col("loaded_at").lt(lit(at));
-    let url = table.table_url().clone();
-    let mut attempt = 0;
-    loop {
-        let result = table
-            .clone()
-            .delete()
-            .with_predicate(predicate.clone())
-            .await
-            .map_err(LakeError::delta(&name.as_str(), &url));
-        match result {
-            Ok((expired, metrics)) => {
-                *table = expired;
-                return Ok(metrics.num_deleted_rows.unwrap_or(0) as u64);
-            }
-            // A load wrote tombstones meanwhile: expire again from its version.
-            Err(e) if is_conflict(&e) && attempt + 1 < ATTEMPTS => {
-                attempt += 1;
-                tokio::time::sleep(backoff(attempt)).await;
-                refresh(table, name).await?;
-            }
-            Err(e) => return Err(e),
+    let (url, label) = (table.table_url().clone(), name.as_str());
+    let delete = |t: DeltaTable| {
+        let built = t.delete().with_predicate(predicate.clone());
+        let failed = LakeError::delta(&label, &url);
+        async move { built.await.map_err(failed) }
+    };
+    let mut retried = 0;
+    let expiry = committed(
+        table,
+        name,
+        ATTEMPTS,
+        &mut retried,
+        "tombstone expiry",
+        delete,
+    );
+    match expiry.await? {
+        Some(metrics) => {
+            done.tombstones_expired = Some(metrics.num_deleted_rows.unwrap_or(0) as u64)
         }
+        None => done.expiry_skipped = true,
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,24 +3,43 @@
 //! [`deltaload_flow::retry`]).
 
 use crate::error::LakeError;
-use deltalake::kernel::transaction::TransactionError;
+use deltalake::kernel::transaction::{CommitConflictError, TransactionError};
 use deltalake::DeltaTableError;
 
 pub(crate) use deltaload_flow::retry::{backoff, ATTEMPTS};
 
-/// Whether another writer's commit made this one fail (worth running again).
+/// Whether another writer's commit made this one fail (worth running again):
+/// a lost race, not a conflict checker's own failure (a corrupted snapshot,
+/// a predicate it cannot evaluate, an unsupported protocol version), which
+/// fails the same way every time.
 pub(crate) fn is_conflict(error: &LakeError) -> bool {
     let LakeError::Delta { source, .. } = error else {
         return false;
     };
-    matches!(
-        source.as_ref(),
-        DeltaTableError::VersionAlreadyExists(_)
-            | DeltaTableError::Transaction {
-                source: TransactionError::CommitConflict(_)
-                    | TransactionError::MaxCommitAttempts(_)
-                    | TransactionError::VersionAlreadyExists(_)
+    match source.as_ref() {
+        DeltaTableError::VersionAlreadyExists(_) => true,
+        DeltaTableError::Transaction { source } => match source {
+            TransactionError::MaxCommitAttempts(_) | TransactionError::VersionAlreadyExists(_) => {
+                true
             }
+            TransactionError::CommitConflict(conflict) => is_race(conflict),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether the conflict checker found another writer's commit in the way.
+fn is_race(conflict: &CommitConflictError) -> bool {
+    use CommitConflictError as C;
+    matches!(
+        conflict,
+        C::ConcurrentAppend
+            | C::ConcurrentDeleteRead
+            | C::ConcurrentDeleteDelete
+            | C::MetadataChanged
+            | C::ConcurrentTransaction
+            | C::ProtocolChanged(_)
     )
 }
 
@@ -78,6 +97,17 @@ mod tests {
         assert!(is_conflict(&conflict));
         let other = LakeError::delta("orders", &url)(DeltaTableError::generic("disk full"));
         assert!(!is_conflict(&other));
+        let checked = |c: CommitConflictError| {
+            let source = TransactionError::CommitConflict(c);
+            is_conflict(&LakeError::delta("orders", &url)(source.into()))
+        };
+        assert!(checked(CommitConflictError::ConcurrentDeleteRead));
+        assert!(checked(CommitConflictError::ProtocolChanged("x".into())));
+        let corrupted = CommitConflictError::CorruptedState {
+            source: "a log file cut short".into(),
+        };
+        assert!(!checked(corrupted), "a corrupted snapshot is no race");
+        assert!(!checked(CommitConflictError::UnsupportedWriterVersion(9)));
         assert!(!is_conflict(&LakeError::Invariant {
             table: "orders".into(),
             detail: "x".into()
