@@ -119,6 +119,8 @@ struct Followed {
     figures: Vec<(u64, u64, u64)>,
     feed: Vec<Vec<Change>>,
     merges: u64,
+    /// Deletes of unknown keys left out of a MERGE.
+    left_out: u64,
     /// Files under `_change_data/`.
     cdc_files: usize,
     /// Slices of keys upserted one at a time.
@@ -162,6 +164,7 @@ async fn follow_within(
         before = after;
     }
     let (merges, slices) = (lake.writes_by_engine().merge, lake.spills().slices);
+    let left_out = lake.writes_by_engine().unknown_deletes_left_out;
     let table = dir.path().join("items");
     let cdc_files = std::fs::read_dir(table.join("_change_data")).map_or(0, |d| d.count());
     Followed {
@@ -169,6 +172,7 @@ async fn follow_within(
         figures,
         feed: feed(&table),
         merges,
+        left_out,
         cdc_files,
         slices,
     }
@@ -351,11 +355,12 @@ async fn a_load_by_slices_feeds_what_a_load_in_one_piece_feeds() {
     }
 }
 
-/// With no sequence, a file deleting a key the table does not hold and
-/// inserting another: the delete changes nothing and the feed holds the
-/// insert alone, written by the keyed upsert, by delta-rs's MERGE, and by
-/// the MERGE of a partitioned table (whose all-null feed row for the delete
-/// had failed the load).
+/// With no sequence, a file deleting a key the table does not hold, another
+/// it holds, and inserting a third: the first delete changes nothing, and
+/// the feed holds the other delete and the insert, written by the keyed
+/// upsert, by delta-rs's MERGE, and by the MERGE of a partitioned table
+/// (whose all-null feed row for the unknown key had failed the load; the
+/// delete is now left out of its source, and counted).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_delete_of_an_unknown_key_beside_an_insert_feeds_the_insert_alone() {
     let no_sequence = |extra: &str| {
@@ -369,18 +374,28 @@ async fn a_delete_of_an_unknown_key_beside_an_insert_feeds_the_insert_alone() {
         Spec::parse(&text, "items.toml").expect("items spec")
     };
     let first = vec![change(1, 1, Some(1), false), change(2, 1, Some(1), false)];
-    let second = vec![change(9, 2, None, true), change(3, 2, Some(3), false)];
+    let second = vec![
+        change(9, 2, None, true),
+        change(1, 2, None, true),
+        change(3, 2, Some(3), false),
+    ];
     let files = [first, second];
     let keyed = follow(&no_sequence(""), Engine::Keyed, &files, 1).await;
-    let expected = vec![(
-        "insert".to_string(),
-        ["3", "2", "3", "n", "/landing/f1.jsonl"]
-            .map(str::to_string)
-            .to_vec(),
-    )];
+    let row = |r: [&str; 5]| r.map(str::to_string).to_vec();
+    let expected = vec![
+        (
+            "delete".to_string(),
+            row(["1", "1", "1", "n", "/landing/f0.jsonl"]),
+        ),
+        (
+            "insert".to_string(),
+            row(["3", "2", "3", "n", "/landing/f1.jsonl"]),
+        ),
+    ];
     assert_eq!(keyed.feed.len(), 2, "{:?}", keyed.feed);
     assert_eq!(keyed.feed[1], expected);
-    assert_eq!(keyed.figures[1], (1, 0, 0));
+    assert_eq!(keyed.figures[1], (1, 0, 1));
+    assert_eq!(keyed.left_out, 0);
     for (name, spec, engine) in [
         ("merge", no_sequence(""), Engine::Merge),
         (
@@ -391,6 +406,7 @@ async fn a_delete_of_an_unknown_key_beside_an_insert_feeds_the_insert_alone() {
     ] {
         let merged = follow(&spec, engine, &files, 1).await;
         assert!(merged.merges > 0, "{name}: not written by the MERGE");
+        assert_eq!(merged.left_out, 1, "{name}: the unknown key's delete");
         assert_eq!(merged.feed, keyed.feed, "{name}");
         assert_eq!(merged.figures, keyed.figures, "{name}");
     }

@@ -31,19 +31,17 @@ pub(crate) fn key_join(dataset: &Dataset) -> String {
 
 /// The values of the first key column (an integer one) of `changes`.
 pub(crate) fn key_integers(dataset: &Dataset, changes: &[&RecordBatch]) -> Vec<i64> {
+    let k = dataset.keys[0];
+    changes.iter().flat_map(|b| integers(b.column(k))).collect()
+}
+
+/// The values of an integer column (none of another type), nulls left out.
+fn integers(column: &ArrayRef) -> Vec<i64> {
     use deltalake::arrow::array::AsArray;
     use deltalake::arrow::datatypes::{DataType, Int64Type};
-    let k = dataset.keys[0];
-    changes
-        .iter()
-        .filter_map(|b| deltalake::arrow::compute::cast(b.column(k), &DataType::Int64).ok())
-        .flat_map(|a| {
-            a.as_primitive::<Int64Type>()
-                .iter()
-                .flatten()
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    deltalake::arrow::compute::cast(column, &DataType::Int64)
+        .map(|a| a.as_primitive::<Int64Type>().iter().flatten().collect())
+        .unwrap_or_default()
 }
 
 /// The key columns of `changes`, each key once.
@@ -176,7 +174,8 @@ impl Lake {
 
     /// The dataset's `columns` (indexes) of the rows of `table` (registered
     /// as `name`) whose key is one of `keys` (key columns, as
-    /// [`key_columns`] gives them).
+    /// [`key_columns`] gives them). With an integer key, only the files
+    /// whose statistics may hold one of the keys are read.
     pub(crate) async fn keyed(
         &self,
         dataset: &Dataset,
@@ -185,18 +184,45 @@ impl Lake {
         columns: &[usize],
         keys: Vec<ArrayRef>,
     ) -> Result<Vec<RecordBatch>, LakeError> {
+        let within = match (integer_key(dataset), dataset.keys.len(), keys.first()) {
+            (Some(column), 1, Some(first)) => Some((column, batch_ranges(&integers(first)))),
+            _ => None,
+        };
+        let sql = self.keyed_sql(dataset, name, columns, keys, within)?;
+        query(&self.ctx, table, name, &sql).await
+    }
+
+    /// The query of [`Lake::keyed`], the keys registered; `within`, an
+    /// integer key column's ranges its rows must fall in.
+    fn keyed_sql(
+        &self,
+        dataset: &Dataset,
+        name: &TableName,
+        columns: &[usize],
+        keys: Vec<ArrayRef>,
+        within: Option<(String, Vec<(i64, i64)>)>,
+    ) -> Result<String, LakeError> {
         register_key_columns(&self.ctx, dataset, keys)?;
         let columns: Vec<String> = columns
             .iter()
             .map(|&i| format!("t.{}", quoted(&dataset.columns[i].name)))
             .collect();
-        let sql = format!(
+        let mut sql = format!(
             "SELECT {} FROM {} t JOIN {KEYS} b ON {}",
             columns.join(", "),
             name.sql(),
             key_join(dataset)
         );
-        query(&self.ctx, table, name, &sql).await
+        if let Some((column, ranges)) = within {
+            // Whole numbers only: no value of a file is written into SQL as text.
+            let each: Vec<String> = (ranges.iter())
+                .map(|(low, high)| format!("t.{} BETWEEN {low} AND {high}", quoted(&column)))
+                .collect();
+            if !each.is_empty() {
+                sql.push_str(&format!(" WHERE {}", each.join(" OR ")));
+            }
+        }
+        Ok(sql)
     }
 
     /// Fails when a key of this load's changes (batches of

@@ -150,6 +150,9 @@ pub struct EngineWrites {
     /// before a write: every change of a round of several files; of one
     /// file with deletes, its deletes and the changes of keys with a tombstone.
     pub replayed: u64,
+    /// Deletes of keys the table does not hold, left out of a MERGE that
+    /// writes the change data feed with no sequence (see `merge_source.rs`).
+    pub unknown_deletes_left_out: u64,
 }
 
 /// The data files MERGEs into the datasets' tables scanned, skipped by their

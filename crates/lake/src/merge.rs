@@ -110,9 +110,10 @@ impl Lake {
         }
         let dataset = self.sets[ds].dataset.clone();
         let batch = changes.target_batch(&dataset, loaded_at)?;
-        let (mut batch, left_out) = self.without_unknown_deletes(ds, batch).await?;
+        let mut batch = self.without_unknown_deletes(ds, batch).await?;
         if batch.num_rows() == 0 {
-            tracing::debug!(table = %dataset.name, left_out, "only deletes of unknown keys: no MERGE");
+            // Only deletes of keys the table does not hold: nothing to change.
+            self.count_files(&dataset.name, crate::OrdersFiles::default(), "merge");
             return Ok((MergeCounts::default(), None));
         }
         if dataset.delete_when.is_none() {

@@ -6,6 +6,7 @@
 //! nothing (no tombstone is kept for it), so it is left out. With a sequence
 //! the clauses compare the table's sequence and delta-rs writes no such row.
 
+use crate::arrow_rows::DELETE_FLAG;
 use crate::error::LakeError;
 use crate::schema::{arrow_type, TableName};
 use crate::Lake;
@@ -19,29 +20,29 @@ impl Lake {
     /// `batch` (the MERGE's source: the dataset's columns, then its lineage
     /// columns, then the delete flag) without its deletes of keys the
     /// table does not hold, when dataset `ds` writes the change data feed and
-    /// has no sequence; `batch` as it is otherwise. The rows left out, counted.
+    /// has no sequence; `batch` as it is otherwise.
     pub(crate) async fn without_unknown_deletes(
-        &self,
+        &mut self,
         ds: usize,
         batch: RecordBatch,
-    ) -> Result<(RecordBatch, usize), LakeError> {
-        let set = &self.sets[ds];
-        let dataset = &set.dataset;
+    ) -> Result<RecordBatch, LakeError> {
+        let dataset = self.sets[ds].dataset.clone();
         let feed_without_sequence = dataset.change_data_feed && dataset.sequence_by.is_empty();
         if !feed_without_sequence || dataset.delete_when.is_none() {
-            return Ok((batch, 0));
+            return Ok(batch);
         }
         let label = dataset.name.as_str();
-        let Some(flags) = batch.columns().last().and_then(|c| c.as_boolean_opt()) else {
-            return Ok((batch, 0));
+        let flags = (batch.column_by_name(DELETE_FLAG)).and_then(|c| c.as_boolean_opt());
+        let Some(flags) = flags else {
+            return Err(LakeError::Invariant {
+                table: label.to_string(),
+                detail: format!("the MERGE's source has no boolean {DELETE_FLAG} column"),
+            });
         };
         let deletes: BooleanArray = flags.iter().map(|f| Some(f == Some(true))).collect();
         if deletes.true_count() == 0 {
-            return Ok((batch, 0));
+            return Ok(batch);
         }
-        let key_of = |b: &RecordBatch| -> Vec<ArrayRef> {
-            dataset.keys.iter().map(|&k| b.column(k).clone()).collect()
-        };
         let deleted: Vec<ArrayRef> = (dataset.keys.iter())
             .map(|&k| {
                 let keys = filter(batch.column(k).as_ref(), &deletes)?;
@@ -49,22 +50,29 @@ impl Lake {
             })
             .collect::<Result<_, _>>()
             .map_err(LakeError::arrow(label))?;
-        let name = TableName::Target(dataset.clone());
+        let (name, table) = (TableName::Target(dataset.clone()), &self.sets[ds].target);
         let held = self
-            .keyed(dataset, &set.target, &name, &dataset.keys, deleted)
+            .keyed(&dataset, table, &name, &dataset.keys, deleted)
             .await?;
-        let keep = held_or_not_deleted(&batch, &key_of(&batch), &held, &deletes)
-            .map_err(LakeError::arrow(label))?;
-        let left_out = batch.num_rows() - keep.true_count();
-        let batch = filter_record_batch(&batch, &keep).map_err(LakeError::arrow(label))?;
-        Ok((batch, left_out))
+        let keys: Vec<ArrayRef> = dataset
+            .keys
+            .iter()
+            .map(|&k| batch.column(k).clone())
+            .collect();
+        let keep = held_or_not_deleted(&keys, &held, &deletes).map_err(LakeError::arrow(label))?;
+        let left_out = (batch.num_rows() - keep.true_count()) as u64;
+        self.writes.unknown_deletes_left_out += left_out;
+        if left_out > 0 {
+            tracing::debug!(table = %label, left_out, "deletes of keys the table does not hold left out of the MERGE");
+        }
+        filter_record_batch(&batch, &keep).map_err(LakeError::arrow(label))
     }
 }
 
 /// Which rows to keep: those not `deletes`, and the deletes of a key one of
-/// the `held` batches (the table's key columns) holds.
+/// the `held` batches (the table's key columns) holds. `keys` are the key
+/// columns of every row; `held` is cast to their types.
 fn held_or_not_deleted(
-    batch: &RecordBatch,
     keys: &[ArrayRef],
     held: &[RecordBatch],
     deletes: &BooleanArray,
@@ -83,7 +91,51 @@ fn held_or_not_deleted(
         found.extend(rows.iter().map(|r| r.owned()));
     }
     let rows = converter.convert_columns(keys)?;
-    Ok((0..batch.num_rows())
+    Ok((0..deletes.len())
         .map(|i| Some(!deletes.value(i) || found.contains(&rows.row(i).owned())))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deltalake::arrow::array::{Decimal128Array, StringArray, StringViewArray};
+    use deltalake::arrow::array::{TimestampMicrosecondArray, TimestampNanosecondArray};
+    use deltalake::arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+
+    /// A composite key of text, time and decimal, the table's side read
+    /// back in other types (a string view, nanoseconds in another zone):
+    /// only the delete of the key it does not hold is left out.
+    #[test]
+    fn a_composite_key_held_in_other_types_is_found() {
+        let keys: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec!["a", "b", "c", "a"])),
+            Arc::new(TimestampMicrosecondArray::from(vec![1, 2, 3, 9]).with_timezone("UTC")),
+            Arc::new(
+                Decimal128Array::from(vec![100, 200, 300, 100])
+                    .with_precision_and_scale(10, 2)
+                    .unwrap(),
+            ),
+        ];
+        let held_columns: Vec<ArrayRef> = vec![
+            Arc::new(StringViewArray::from(vec!["b", "a"])),
+            Arc::new(
+                TimestampNanosecondArray::from(vec![2_000, 1_000]).with_timezone("Europe/Berlin"),
+            ),
+            Arc::new(
+                Decimal128Array::from(vec![200, 100])
+                    .with_precision_and_scale(12, 2)
+                    .unwrap(),
+            ),
+        ];
+        let fields: Vec<Field> = (held_columns.iter().enumerate())
+            .map(|(i, c)| Field::new(format!("k{i}"), c.data_type().clone(), true))
+            .collect();
+        let held = RecordBatch::try_new(Arc::new(Schema::new(fields)), held_columns).unwrap();
+        // Rows 0, 1 and 3 are deletes; row 2 an upsert; row 3's key is not held.
+        let deletes = BooleanArray::from(vec![true, true, false, true]);
+        let keep = held_or_not_deleted(&keys, &[held], &deletes).unwrap();
+        assert_eq!(keep, BooleanArray::from(vec![true, true, true, false]));
+    }
 }
