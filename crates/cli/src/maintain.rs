@@ -16,6 +16,7 @@ fn line(m: &Maintained, dry_run: bool) -> String {
     }
     let mut retried = match m.conflicts_retried {
         0 => String::new(),
+        1 => ", 1 conflict retried".to_string(),
         n => format!(", {n} conflicts retried"),
     };
     if m.compaction_skipped {

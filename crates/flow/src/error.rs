@@ -9,8 +9,10 @@ pub enum LoadError<E: std::error::Error + 'static> {
     Port(#[from] E),
     /// Every attempt of a round lost its commit to another writer.
     #[error(
-        "{attempts} attempts each lost a commit race to another writer, the last with: \
-         {source}; the load changed nothing and can run again (a message comes back by itself)"
+        "{attempts} attempts each lost a commit race to another writer (loads or `deltaload \
+         maintain` committing to the same table at the same time), the last: {source}. Nothing \
+         is lost: running the same load again completes it, what it committed included (a \
+         message from SQS comes back by itself)"
     )]
     Conflicts {
         /// Attempts made.

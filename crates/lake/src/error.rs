@@ -5,7 +5,7 @@ use deltalake::DeltaTableError;
 /// A failure of the lake. Every variant says what failed and where.
 #[derive(Debug, thiserror::Error)]
 pub enum LakeError {
-    #[error("table {table} at {url}: {source}; check that the lake location is reachable and writable, then run again")]
+    #[error("table {table} at {url}: {}", said(source))]
     /// A Delta operation on a table failed.
     Delta {
         /// The table.
@@ -215,4 +215,17 @@ impl LakeError {
         let table = table.into();
         move |source| Self::Arrow { table, source }
     }
+}
+
+/// delta-rs's error and what to do. A lost commit race in its first line,
+/// without delta-rs's help (an isolation level deltaload does not offer).
+fn said(source: &DeltaTableError) -> String {
+    if crate::retry::is_race(source) {
+        let text = source.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        return format!(
+            "{first} (another writer committed to this table first; running again completes it)"
+        );
+    }
+    format!("{source}; check that the lake location is reachable and writable, then run again")
 }

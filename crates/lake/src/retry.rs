@@ -13,16 +13,21 @@ pub(crate) use deltaload_flow::retry::{backoff, ATTEMPTS};
 /// a predicate it cannot evaluate, an unsupported protocol version), which
 /// fails the same way every time.
 pub(crate) fn is_conflict(error: &LakeError) -> bool {
-    let LakeError::Delta { source, .. } = error else {
-        return false;
-    };
-    match source.as_ref() {
+    match error {
+        LakeError::Delta { source, .. } => is_race(source),
+        _ => false,
+    }
+}
+
+/// Whether delta-rs's error is a commit lost to another writer.
+pub(crate) fn is_race(source: &DeltaTableError) -> bool {
+    match source {
         DeltaTableError::VersionAlreadyExists(_) => true,
         DeltaTableError::Transaction { source } => match source {
             TransactionError::MaxCommitAttempts(_) | TransactionError::VersionAlreadyExists(_) => {
                 true
             }
-            TransactionError::CommitConflict(conflict) => is_race(conflict),
+            TransactionError::CommitConflict(conflict) => is_checked_race(conflict),
             _ => false,
         },
         _ => false,
@@ -30,7 +35,7 @@ pub(crate) fn is_conflict(error: &LakeError) -> bool {
 }
 
 /// Whether the conflict checker found another writer's commit in the way.
-fn is_race(conflict: &CommitConflictError) -> bool {
+fn is_checked_race(conflict: &CommitConflictError) -> bool {
     use CommitConflictError as C;
     matches!(
         conflict,
@@ -108,6 +113,21 @@ mod tests {
         };
         assert!(!checked(corrupted), "a corrupted snapshot is no race");
         assert!(!checked(CommitConflictError::UnsupportedWriterVersion(9)));
+        // A race says so, without delta-rs's help on isolation levels.
+        let lost = TransactionError::CommitConflict(CommitConflictError::ConcurrentAppend);
+        let said = LakeError::delta("ledger", &url)(lost.into()).to_string();
+        assert!(
+            said.contains("another writer committed to this table first"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("Isolation") && !said.contains("reachable"),
+            "{said}"
+        );
+        assert!(
+            other.to_string().contains("reachable and writable"),
+            "{other}"
+        );
         assert!(!is_conflict(&LakeError::Invariant {
             table: "orders".into(),
             detail: "x".into()
