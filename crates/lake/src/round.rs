@@ -11,11 +11,12 @@ use crate::error::LakeError;
 use crate::merge::MergedFile;
 use crate::parsed::Parsed;
 use crate::{Lake, LoadOptions};
-use deltaload_core::{attribute, Dataset, MergeCounts, Row, Tombstone, Value};
+use deltaload_core::{Dataset, MergeCounts, Row, Tombstone, Value};
 use deltaload_flow::{FileKey, Merged, ReadFile, Resume};
 use std::collections::HashMap;
 
 mod one;
+mod planned;
 
 impl Lake {
     /// MERGEs the files of a round in one commit. Returns each file's counts, and
@@ -58,14 +59,7 @@ impl Lake {
         let versions: Vec<(u64, u64)> = (history?.into_iter().zip(snapshots))
             .map(|(h, s)| (h.0 + s.0, h.1 + s.1))
             .collect();
-        // A spilled file whose commit was recovered: its keys still to count.
-        for p in parsed {
-            if let Some(spilled) = p.spilled.as_ref().filter(|s| s.distinct.get().is_none()) {
-                let mut merge = self.merge_of(ds, spilled, loaded_at)?;
-                while merge.next_slice(&dataset.name)?.is_some() {}
-                let _ = spilled.distinct.set(merge.given);
-            }
-        }
+        self.count_recovered_spills(ds, parsed, loaded_at)?;
         // A snapshot's commit (recovered too) deletes only what it retires.
         let snapshot = |c: MergeCounts| match dataset.snapshot {
             Some(_) => crate::snapshot::retired(c),
@@ -85,6 +79,25 @@ impl Lake {
                 }
             })
             .collect())
+    }
+
+    /// A spilled file whose commit was recovered: its keys, still to count,
+    /// counted by going through its slices.
+    fn count_recovered_spills(
+        &self,
+        ds: usize,
+        parsed: &[Parsed],
+        loaded_at: i64,
+    ) -> Result<(), LakeError> {
+        let name = &self.sets[ds].dataset.name;
+        for p in parsed {
+            if let Some(spilled) = p.spilled.as_ref().filter(|s| s.distinct.get().is_none()) {
+                let mut merge = self.merge_of(ds, spilled, loaded_at)?;
+                while merge.next_slice(name)?.is_some() {}
+                let _ = spilled.distinct.set(merge.given);
+            }
+        }
+        Ok(())
     }
 
     /// Writes the files `pending` of a round into dataset `ds`'s table,
@@ -210,84 +223,6 @@ impl Lake {
         let (counts, _, given) = self.upsert_sliced(ds, &mut merge, &files).await?;
         let _ = spilled.distinct.set(given);
         Ok(counts)
-    }
-
-    /// Replays the files `replayed` against the rows and tombstones of the
-    /// keys they touch, merges the rows that change (when some of `pending`
-    /// are among them) and writes the tombstones. Returns each replayed file's counts.
-    async fn planned_merge(
-        &mut self,
-        ds: usize,
-        parsed: &[Parsed],
-        replayed: &[usize],
-        pending: &[usize],
-        loaded_at: i64,
-        opts: LoadOptions,
-    ) -> Result<(Vec<MergeCounts>, Vec<(Row, Row)>), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
-        let values = rows_of(&dataset, parsed)?;
-        self.writes.replayed += replayed
-            .iter()
-            .map(|&i| values[i].len() as u64)
-            .sum::<u64>();
-        let mut keys: Vec<Vec<Value>> = replayed
-            .iter()
-            .flat_map(|&i| values[i].iter().map(|r| dataset.key_of(r)))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let current = self.current_rows(ds, &keys).await?;
-        let dead = self.tombstones_of(ds, &keys).await?;
-        let lists: Vec<Vec<&[Value]>> = replayed
-            .iter()
-            .map(|&i| values[i].iter().map(Vec::as_slice).collect())
-            .collect();
-        let plan = attribute(&dataset, &current, &dead, &lists);
-        let location = |k: usize| parsed[replayed[k]].key.location.as_str();
-        let files: Vec<MergedFile> = replayed
-            .iter()
-            .zip(&plan.per_file)
-            .filter(|(i, _)| pending.contains(i))
-            .map(|(&i, c)| merged(&parsed[i], Some(*c)))
-            .collect();
-        // Deletes are remembered before the table loses their rows, and
-        // forgotten after it regains them: whatever another writer reads in
-        // between, the newer of a key's row and tombstone is right.
-        let (puts, clears): (Vec<Tombstone>, Vec<Tombstone>) = plan
-            .tombstones
-            .iter()
-            .cloned()
-            .partition(|t| matches!(t, Tombstone::Put(..)));
-        self.write_tombstones(ds, &puts, location, &files, loaded_at)
-            .await?;
-        after_tombstones(opts, &puts);
-        if !files.is_empty() {
-            let rows: Vec<(&[Value], &str)> = plan
-                .winners
-                .iter()
-                .map(|(k, c)| (c.as_ref(), location(*k)))
-                .collect();
-            let changes = Changes::of_rows(&dataset, &rows)?;
-            let got = self.upsert_whole(ds, &changes, &files, loaded_at).await?;
-            if got != plan.expected {
-                tracing::warn!(
-                    expected_inserted = plan.expected.inserted,
-                    expected_updated = plan.expected.updated,
-                    expected_deleted = plan.expected.deleted,
-                    inserted = got.inserted,
-                    updated = got.updated,
-                    deleted = got.deleted,
-                    "the MERGE changed other rows than the batch replay planned \
-                     (another writer changed these keys meanwhile?); \
-                     per-file figures follow the replay"
-                );
-            }
-        }
-        self.write_tombstones(ds, &clears, location, &files, loaded_at)
-            .await?;
-        let per_file = plan.per_file;
-        let removed = self.settle(ds, &keys, loaded_at).await?;
-        Ok((per_file, removed))
     }
 }
 
