@@ -42,47 +42,10 @@ impl Lake {
             else {
                 continue;
             };
-            let Some(info) = commit_info(&bytes) else {
-                continue;
-            };
-            let Some(meta) = info.get(COMMIT_KEY) else {
-                continue;
-            };
-            let metrics = info.get("operationMetrics");
-            let metric = |k: &str| metrics.and_then(|m| m.get(k)).and_then(Json::as_u64);
-            // A commit of one file written before batches named it at the top level.
-            let files = match meta.get("files").and_then(Json::as_array) {
-                Some(files) => files.clone(),
-                None => vec![meta.clone()],
-            };
-            for file in files {
-                let text = |k: &str| file.get(k).and_then(Json::as_str).map(str::to_string);
-                let (Some(location), Some(content_id)) = (text("location"), text("content_id"))
-                else {
-                    continue;
-                };
-                let key = FileKey {
-                    location,
-                    content_id,
-                };
-                if found.contains_key(&key) || !keys.contains(&key) {
-                    continue;
+            for (key, counts) in files_of_commit(&bytes) {
+                if !found.contains_key(&key) && keys.contains(&key) {
+                    found.insert(key, MergeCommit { version, counts });
                 }
-                let count = |k: &str| file.get(k).and_then(Json::as_u64);
-                let counts = MergeCounts {
-                    inserted: count("inserted")
-                        .or_else(|| metric("num_target_rows_inserted"))
-                        .unwrap_or(0),
-                    updated: count("updated")
-                        .or_else(|| metric("num_target_rows_updated"))
-                        .unwrap_or(0),
-                    deleted: count("deleted")
-                        .or_else(|| metric("num_target_rows_deleted"))
-                        .unwrap_or(0),
-                    retired: count("retired").unwrap_or(0),
-                    ..MergeCounts::default()
-                };
-                found.insert(key, MergeCommit { version, counts });
             }
         }
         Ok(found)
@@ -101,4 +64,46 @@ fn commit_info(bytes: &[u8]) -> Option<serde_json::Map<String, Json>> {
             },
             _ => None,
         })
+}
+
+/// The files a deltaload commit names in its metadata, each with its
+/// counts (from the operation's metrics where the file's own are missing:
+/// a commit of one file written before batches, named at the top level);
+/// none for another writer's commit.
+fn files_of_commit(bytes: &[u8]) -> Vec<(FileKey, MergeCounts)> {
+    let Some(info) = commit_info(bytes) else {
+        return Vec::new();
+    };
+    let Some(meta) = info.get(COMMIT_KEY) else {
+        return Vec::new();
+    };
+    let metrics = info.get("operationMetrics");
+    let metric = |k: &str| metrics.and_then(|m| m.get(k)).and_then(Json::as_u64);
+    let files = match meta.get("files").and_then(Json::as_array) {
+        Some(files) => files.clone(),
+        None => vec![meta.clone()],
+    };
+    let mut out = Vec::new();
+    for file in files {
+        let text = |k: &str| file.get(k).and_then(Json::as_str).map(str::to_string);
+        let (Some(location), Some(content_id)) = (text("location"), text("content_id")) else {
+            continue;
+        };
+        let count = |k: &str, m: &str| file.get(k).and_then(Json::as_u64).or_else(|| metric(m));
+        let counts = MergeCounts {
+            inserted: count("inserted", "num_target_rows_inserted").unwrap_or(0),
+            updated: count("updated", "num_target_rows_updated").unwrap_or(0),
+            deleted: count("deleted", "num_target_rows_deleted").unwrap_or(0),
+            retired: file.get("retired").and_then(Json::as_u64).unwrap_or(0),
+            ..MergeCounts::default()
+        };
+        out.push((
+            FileKey {
+                location,
+                content_id,
+            },
+            counts,
+        ));
+    }
+    out
 }
