@@ -13,7 +13,9 @@ use deltalake::arrow::array::ArrayRef;
 use deltalake::datafusion::common::Column;
 use deltalake::datafusion::prelude::lit;
 use deltalake::kernel::transaction::CommitProperties;
-use deltaload_core::{Row, Tombstone, Value};
+use deltalake::operations::merge::MergeBuilder;
+use deltalake::DeltaTableError;
+use deltaload_core::{Dataset, Row, Tombstone, Value};
 use serde_json::json;
 
 impl Lake {
@@ -82,46 +84,52 @@ impl Lake {
             files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
-        let flag = side("s", DELETE_FLAG);
-        let newer = sequence_predicate(&dataset, false).unwrap_or(lit(true));
-        let not_newer = sequence_predicate(&dataset, true).unwrap_or(lit(true));
-        let columns: Vec<String> = tombstone_columns(&dataset)
-            .map(|i| dataset.columns[i].name.clone())
-            .chain(["source_file".to_string(), "loaded_at".to_string()])
-            .collect();
-        let set = |c: &String| (Column::new_unqualified(c), side("s", c));
-        let (table, _) = table
-            .clone()
+        let builder = (table.clone())
             .merge(source, join_predicate(&dataset, &[]))
             .with_source_alias("s")
             .with_target_alias("t")
-            .with_commit_properties(props)
-            // Forget a tombstone only if no newer one replaced it meanwhile.
-            .when_matched_delete(|d| d.predicate((!flag.clone()).and(not_newer)))
-            .and_then(|m| {
-                m.when_matched_update(|u| {
-                    let u = u.predicate(flag.clone().and(newer));
-                    columns.iter().fold(u, |u, c| {
-                        let (column, value) = set(c);
-                        u.update(column, value)
-                    })
-                })
-            })
-            .and_then(|m| {
-                m.when_not_matched_insert(|i| {
-                    let i = i.predicate(flag.clone());
-                    columns.iter().fold(i, |i, c| {
-                        let (column, value) = set(c);
-                        i.set(column, value)
-                    })
-                })
-            })
+            .with_commit_properties(props);
+        let (table, _) = tombstone_clauses(builder, &dataset)
             .map_err(LakeError::delta(&label, &url))?
             .await
             .map_err(LakeError::delta(&label, &url))?;
         self.sets[ds].tombstones = Some(table);
         Ok(())
     }
+}
+
+/// The tombstones MERGE's clauses: a new delete remembered (or replacing an
+/// older tombstone), a forgotten one removed only if no newer one replaced
+/// it meanwhile.
+fn tombstone_clauses(
+    builder: MergeBuilder,
+    dataset: &Dataset,
+) -> Result<MergeBuilder, DeltaTableError> {
+    let flag = side("s", DELETE_FLAG);
+    let newer = sequence_predicate(dataset, false).unwrap_or(lit(true));
+    let not_newer = sequence_predicate(dataset, true).unwrap_or(lit(true));
+    let columns: Vec<String> = tombstone_columns(dataset)
+        .map(|i| dataset.columns[i].name.clone())
+        .chain(["source_file".to_string(), "loaded_at".to_string()])
+        .collect();
+    let set = |c: &String| (Column::new_unqualified(c), side("s", c));
+    builder
+        // Forget a tombstone only if no newer one replaced it meanwhile.
+        .when_matched_delete(|d| d.predicate((!flag.clone()).and(not_newer)))?
+        .when_matched_update(|u| {
+            let u = u.predicate(flag.clone().and(newer));
+            columns.iter().fold(u, |u, c| {
+                let (column, value) = set(c);
+                u.update(column, value)
+            })
+        })?
+        .when_not_matched_insert(|i| {
+            let i = i.predicate(flag.clone());
+            columns.iter().fold(i, |i, c| {
+                let (column, value) = set(c);
+                i.set(column, value)
+            })
+        })
 }
 
 #[cfg(test)]
