@@ -57,28 +57,39 @@ pub async fn redrive(
                 None,
             ));
         }
-        let entries = messages.iter().enumerate().filter_map(|(i, m)| {
-            DeleteMessageBatchRequestEntry::builder()
-                .id(i.to_string())
-                .receipt_handle(m.receipt_handle()?)
-                .build()
-                .ok()
-        });
-        sqs.delete_message_batch()
-            .queue_url(dlq)
-            .set_entries(Some(entries.collect()))
-            .send()
-            .await
-            .map_err(|e| {
-                let detail = format!(
-                    "sent to {queue} but not deleted (they may be loaded twice, which the ledger makes harmless): {}",
-                    crate::error::describe(&e)
-                );
-                err(detail, Some(Box::new(e)))
-            })?;
+        delete_moved(sqs, (dlq, queue), messages).await?;
         moved += messages.len() as u64;
     }
     Ok(moved)
+}
+
+/// Deletes from the dead-letter queue `dlq` the `messages` sent to `queue`.
+async fn delete_moved(
+    sqs: &aws_sdk_sqs::Client,
+    (dlq, queue): (&str, &str),
+    messages: &[aws_sdk_sqs::types::Message],
+) -> Result<(), AwsError> {
+    let entries = messages.iter().enumerate().filter_map(|(i, m)| {
+        DeleteMessageBatchRequestEntry::builder()
+            .id(i.to_string())
+            .receipt_handle(m.receipt_handle()?)
+            .build()
+            .ok()
+    });
+    sqs.delete_message_batch()
+        .queue_url(dlq)
+        .set_entries(Some(entries.collect()))
+        .send()
+        .await
+        .map_err(|e| AwsError::Queue {
+            queue: dlq.to_string(),
+            detail: format!(
+                "sent to {queue} but not deleted (they may be loaded twice, which the ledger makes harmless): {}",
+                crate::error::describe(&e)
+            ),
+            source: Some(Box::new(e)),
+        })?;
+    Ok(())
 }
 
 /// Reads saved messages: a Lambda `SqsEvent` (`Records` with `messageId`/`body`),
