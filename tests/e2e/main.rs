@@ -48,6 +48,7 @@ mod memory_budget;
 mod merge_on_read;
 mod one_file_deletes;
 mod other_engines;
+mod own_version;
 mod partial_updates;
 mod permutations;
 mod preset_events;

@@ -113,6 +113,11 @@ pub struct Lake {
     /// Whether delta-rs's MERGE wrote since the keys were last checked for
     /// doubles (the keyed upsert checks them before it commits).
     merged_unchecked: bool,
+    /// The version of the commit of the dataset table naming the files of
+    /// the round being loaded (made, or found by recovery), if any: the
+    /// `orders_version` the round records, rather than the version the
+    /// table reached (another writer's, read when the load settled).
+    round_commit: Option<u64>,
     /// Writes into datasets' tables by the keyed upsert and by delta-rs's
     /// MERGE, since the lake was opened.
     writes: EngineWrites,
@@ -251,6 +256,7 @@ impl Lake {
             engine: Engine::default(),
             budget: MemoryBudget::default(),
             merged_unchecked: false,
+            round_commit: None,
             writes: EngineWrites::default(),
             rewrite_group_bytes: upsert::REWRITE_GROUP_BYTES,
             snapshot_mark: None,

@@ -211,7 +211,8 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             let changes: Vec<&RecordBatch> = files.iter().map(|p| &p.changes).collect();
             self.lake.check_unique_keys(ds, &changes).await?;
         }
-        Ok((merged, self.lake.sets[ds].target.version()))
+        let version = self.lake.round_commit.take();
+        Ok((merged, version.or(self.lake.sets[ds].target.version())))
     }
 
     async fn replace_figures(

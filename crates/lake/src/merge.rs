@@ -132,6 +132,7 @@ impl Lake {
             .read_batch(batch)
             .map_err(LakeError::query(&label))?;
         let before = set.target.version();
+        let names_files = !files.is_empty();
         let files: Vec<Json> = files.iter().copied().map(MergedFile::to_json).collect();
         let props = CommitProperties::default()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
@@ -150,7 +151,12 @@ impl Lake {
         let (counts, files) = merge_figures(&metrics);
         self.count_files(&label, files, "merge");
         let after = self.sets[ds].target.version();
-        Ok((counts, (after != before).then_some(after).flatten()))
+        let made = (after != before).then_some(after).flatten();
+        if names_files {
+            // A MERGE naming no file settles keys: not the round's commit.
+            self.round_commit = made.or(self.round_commit);
+        }
+        Ok((counts, made))
     }
 }
 

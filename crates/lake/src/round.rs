@@ -37,6 +37,7 @@ impl Lake {
                 self.find_merge_commits(ds, from, &keys).await?
             }
         };
+        self.round_commit = recovered.values().map(|c| c.version).max();
         let mut counts: Vec<Option<MergeCounts>> = parsed
             .iter()
             .map(|p| recovered.get(&p.key).map(|c| c.counts))

@@ -305,7 +305,9 @@ impl Lake {
         self.sets[ds].target = table;
         self.count_files(label, crate::OrdersFiles { added, ..stats }, what);
         let after = self.sets[ds].target.version();
-        Ok((after != before).then_some(after).flatten())
+        let made = (after != before).then_some(after).flatten();
+        self.round_commit = made.or(self.round_commit);
+        Ok(made)
     }
 
     /// Adds a write's file figures to the lake's totals and logs them, as `what`.
