@@ -6,7 +6,7 @@ use crate::convert::{cells, delete_flags, operation_problems, Skip};
 use crate::raw::{key_text, row_json};
 use crate::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use deltaload_core::{Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
+use deltaload_core::{Column, Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
 
 /// Appends the rows of `batch` (whose first row is row `before + 1` of the
 /// file) to `parsed`. An error is a batch unlike the planned schema.
@@ -53,22 +53,9 @@ pub(crate) fn read_batch<S: Sink>(
         });
         for ((column, cells), &needed) in declared.iter().zip(&mut converted).zip(&needed) {
             let cell = cells.next().unwrap_or(Ok(Value::Null));
-            match cell {
-                _ if reason.is_some() => {}
-                _ if delete == Some(true) && !needed => values.field(Scalar::Null),
-                Ok(Value::Null) if !column.nullable => {
-                    reason = Some(RejectReason::Column {
-                        name: column.name.clone(),
-                        detail: "is null".to_string(),
-                    })
-                }
-                Ok(v) => values.field(Scalar::from(&v)),
-                Err(detail) => {
-                    reason = Some(RejectReason::Column {
-                        name: column.name.clone(),
-                        detail,
-                    })
-                }
+            if reason.is_none() {
+                let skipped = delete == Some(true) && !needed;
+                reason = take_cell(values, column, cell, skipped).err();
             }
         }
         let Some(reason) = reason else {
@@ -84,6 +71,27 @@ pub(crate) fn read_batch<S: Sink>(
             key: key_text(&keys, row),
             reason,
         });
+    }
+    Ok(())
+}
+
+/// A row's cell added to its record (null for a column a delete does not
+/// read, `skipped`), or why the row is a reject.
+fn take_cell<S: Sink>(
+    values: &mut S,
+    column: &Column,
+    cell: Result<Value, String>,
+    skipped: bool,
+) -> Result<(), RejectReason> {
+    let refused = |detail: String| RejectReason::Column {
+        name: column.name.clone(),
+        detail,
+    };
+    match cell {
+        _ if skipped => values.field(Scalar::Null),
+        Ok(Value::Null) if !column.nullable => return Err(refused("is null".to_string())),
+        Ok(v) => values.field(Scalar::from(&v)),
+        Err(detail) => return Err(refused(detail)),
     }
     Ok(())
 }

@@ -196,7 +196,7 @@ impl Lake {
             .map_err(files::delta_error(&table, &label))?;
         let mut staging = Staging::of(all);
         let done = self
-            .rewrite_slices(ds, slices, &shape, &mut staging)
+            .rewrite_slices(ds, slices, (&table, &shape), &mut staging)
             .await?;
         let Sliced { counts, given, .. } = done;
         let written: Vec<Add> = (staging.live.into_iter())
@@ -237,10 +237,9 @@ impl Lake {
         &mut self,
         ds: usize,
         slices: &mut (dyn Slices + Send),
-        shape: &Shape,
+        (table, shape): (&deltalake::DeltaTable, &Shape),
         staging: &mut Staging,
     ) -> Result<Sliced, LakeError> {
-        let table = self.sets[ds].target.clone();
         let label = self.sets[ds].dataset.name.clone();
         let mut done = Sliced::default();
         let mut rewrites = 0u64;
@@ -259,7 +258,7 @@ impl Lake {
             add_counts(&mut done.counts, slice_counts);
             rewrites += rewritten.len() as u64;
             let gone = rewritten.iter().map(|&f| at[f]).collect();
-            staging.replace(&table, gone, adds, &label).await?;
+            staging.replace(table, gone, adds, &label).await?;
         }
         self.spills.slices += done.slices;
         tracing::debug!(
