@@ -158,7 +158,6 @@ impl PageReader for Pages {
 
 impl Pages {
     fn check(&mut self, page: &Page) -> Result<(), String> {
-        let (rep, def) = (self.column.max_rep_level(), self.column.max_def_level());
         match page {
             // The decoder divides by the count of values it has left.
             Page::DictionaryPage {
@@ -186,18 +185,8 @@ impl Pages {
                 rep_level_encoding,
                 ..
             } => {
-                let n = *num_values as usize;
-                let mut at = 0;
-                if rep > 0 {
-                    at += v1_levels(tail(buf, at), *rep_level_encoding, rep, n)?.0;
-                }
-                // Without definition levels every value is there.
-                let mut present = n;
-                if def > 0 {
-                    let (taken, at_max) = v1_levels(tail(buf, at), *def_level_encoding, def, n)?;
-                    (at, present) = (at + taken, at_max);
-                }
-                self.values(*encoding, tail(buf, at), n, present)
+                let levels = (*rep_level_encoding, *def_level_encoding);
+                self.check_v1(buf, *num_values as usize, *encoding, levels)
             }
             Page::DataPageV2 {
                 buf,
@@ -209,21 +198,57 @@ impl Pages {
                 ..
             } => {
                 let (r, d) = (*rep_levels_byte_len as usize, *def_levels_byte_len as usize);
-                let levels = r.checked_add(d).filter(|&l| l <= buf.len());
-                let (Some(levels), Some(values)) = (levels, num_values.checked_sub(*num_nulls))
-                else {
-                    return Err("a data page's level or null counts do not fit it".into());
-                };
-                if rep > 0 {
-                    runs(&buf[..r], bit_width(rep))?;
-                }
-                if def > 0 {
-                    runs(&buf[r..levels], bit_width(def))?;
-                }
-                let values = values as usize;
-                self.values(*encoding, &buf[levels..], values, values)
+                let values = num_values.checked_sub(*num_nulls);
+                self.check_v2(buf, (r, d), values, *encoding)
             }
         }
+    }
+
+    /// A data page of format 1: `n` values after their repetition and
+    /// definition levels, each of its encoding.
+    fn check_v1(
+        &self,
+        buf: &[u8],
+        n: usize,
+        encoding: Encoding,
+        (rep_encoding, def_encoding): (Encoding, Encoding),
+    ) -> Result<(), String> {
+        let (rep, def) = (self.column.max_rep_level(), self.column.max_def_level());
+        let mut at = 0;
+        if rep > 0 {
+            at += v1_levels(tail(buf, at), rep_encoding, rep, n)?.0;
+        }
+        // Without definition levels every value is there.
+        let mut present = n;
+        if def > 0 {
+            let (taken, at_max) = v1_levels(tail(buf, at), def_encoding, def, n)?;
+            (at, present) = (at + taken, at_max);
+        }
+        self.values(encoding, tail(buf, at), n, present)
+    }
+
+    /// A data page of format 2: its levels' byte lengths (repetition,
+    /// definition), then its values, `values` of them not null.
+    fn check_v2(
+        &self,
+        buf: &[u8],
+        (r, d): (usize, usize),
+        values: Option<u32>,
+        encoding: Encoding,
+    ) -> Result<(), String> {
+        let (rep, def) = (self.column.max_rep_level(), self.column.max_def_level());
+        let levels = r.checked_add(d).filter(|&l| l <= buf.len());
+        let (Some(levels), Some(values)) = (levels, values) else {
+            return Err("a data page's level or null counts do not fit it".into());
+        };
+        if rep > 0 {
+            runs(&buf[..r], bit_width(rep))?;
+        }
+        if def > 0 {
+            runs(&buf[r..levels], bit_width(def))?;
+        }
+        let values = values as usize;
+        self.values(encoding, &buf[levels..], values, values)
     }
 
     /// The values of a data page in `data`: `count` as its header says, of
