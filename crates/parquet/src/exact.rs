@@ -51,22 +51,7 @@ pub(crate) fn exact_batch(
     };
     let deletes = BooleanArray::from(deletes);
     let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
-    // The first column, in declared order, that holds a null it may not.
-    for (i, column) in dataset.declared().iter().enumerate() {
-        let array = &arrays[i];
-        if column.nullable || array.null_count() == 0 {
-            continue;
-        }
-        for (row, r) in reason.iter_mut().enumerate() {
-            let skipped = deletes.value(row) && !needed(i);
-            if r.is_none() && array.is_null(row) && !skipped {
-                *r = Some(RejectReason::Column {
-                    name: column.name.clone(),
-                    detail: "is null".to_string(),
-                });
-            }
-        }
-    }
+    refuse_nulls(dataset, &arrays, &deletes, &mut reason);
     if deletes.true_count() > 0 {
         for (i, array) in arrays.iter_mut().enumerate() {
             if !needed(i) {
@@ -85,6 +70,32 @@ pub(crate) fn exact_batch(
     let kept =
         arrow_select::filter::filter_record_batch(&changes, &keep).map_err(|e| e.to_string())?;
     Ok(Some((kept, rejects)))
+}
+
+/// Gives each row without a reason yet the first column, in declared order,
+/// that holds a null it may not (a column a delete does not read excepted).
+fn refuse_nulls(
+    dataset: &Dataset,
+    arrays: &[ArrayRef],
+    deletes: &BooleanArray,
+    reason: &mut [Option<RejectReason>],
+) {
+    let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
+    for (i, column) in dataset.declared().iter().enumerate() {
+        let array = &arrays[i];
+        if column.nullable || array.null_count() == 0 {
+            continue;
+        }
+        for (row, r) in reason.iter_mut().enumerate() {
+            let skipped = deletes.value(row) && !needed(i);
+            if r.is_none() && array.is_null(row) && !skipped {
+                *r = Some(RejectReason::Column {
+                    name: column.name.clone(),
+                    detail: "is null".to_string(),
+                });
+            }
+        }
+    }
 }
 
 /// The generated columns of `n` rows from row `before + 1`: each row's
