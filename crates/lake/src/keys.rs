@@ -11,7 +11,7 @@ use deltalake::arrow::array::ArrayRef;
 use deltalake::arrow::datatypes::{Field, Schema};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::functions_aggregate::expr_fn::{count, count_distinct};
-use deltalake::datafusion::prelude::{lit, SessionContext};
+use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
 use deltaload_core::{Dataset, Row, Value};
 use std::sync::Arc;
 
@@ -185,22 +185,25 @@ impl Lake {
         keys: Vec<ArrayRef>,
     ) -> Result<Vec<RecordBatch>, LakeError> {
         let within = match (integer_key(dataset), dataset.keys.len(), keys.first()) {
-            (Some(column), 1, Some(first)) => Some((column, batch_ranges(&integers(first)))),
+            (Some(column), 1, Some(first)) => {
+                let ranges = batch_ranges(&integers(first));
+                Some(within_ranges(predicates::side("t", &column), &ranges))
+            }
             _ => None,
         };
         let sql = self.keyed_sql(dataset, name, columns, keys, within)?;
         query(&self.ctx, table, name, &sql).await
     }
 
-    /// The query of [`Lake::keyed`], the keys registered; `within`, an
-    /// integer key column's ranges its rows must fall in.
+    /// The query of [`Lake::keyed`], the keys registered; `within`, a
+    /// filter of the table's rows (an integer key's ranges).
     fn keyed_sql(
         &self,
         dataset: &Dataset,
         name: &TableName,
         columns: &[usize],
         keys: Vec<ArrayRef>,
-        within: Option<(String, Vec<(i64, i64)>)>,
+        within: Option<Expr>,
     ) -> Result<String, LakeError> {
         register_key_columns(&self.ctx, dataset, keys)?;
         let columns: Vec<String> = columns
@@ -213,14 +216,9 @@ impl Lake {
             name.sql(),
             key_join(dataset)
         );
-        if let Some((column, ranges)) = within {
-            // Whole numbers only: no value of a file is written into SQL as text.
-            let each: Vec<String> = (ranges.iter())
-                .map(|(low, high)| format!("t.{} BETWEEN {low} AND {high}", quoted(&column)))
-                .collect();
-            if !each.is_empty() {
-                sql.push_str(&format!(" WHERE {}", each.join(" OR ")));
-            }
+        if let Some(within) = within {
+            // Written by DataFusion's unparser, as the MERGE's predicates are.
+            sql.push_str(&format!(" WHERE {}", predicates::sql_of(&within)?));
         }
         Ok(sql)
     }
