@@ -44,6 +44,33 @@ fn integers(column: &ArrayRef) -> Vec<i64> {
         .unwrap_or_default()
 }
 
+/// Which rows of `columns` hold, all together, the values of a row of one
+/// of the batches `of` (its columns `at`, one per column, cast to their
+/// types): compared in the row format.
+pub(crate) fn among(
+    columns: &[ArrayRef],
+    of: &[RecordBatch],
+    at: &[usize],
+) -> Result<deltalake::arrow::array::BooleanArray, deltalake::arrow::error::ArrowError> {
+    use deltalake::arrow::row::{RowConverter, SortField};
+    let fields = (columns.iter())
+        .map(|c| SortField::new(c.data_type().clone()))
+        .collect();
+    let converter = RowConverter::new(fields)?;
+    let mut found = std::collections::HashSet::new();
+    for b in of {
+        let cast = (at.iter().zip(columns))
+            .map(|(&i, c)| deltalake::arrow::compute::cast(b.column(i), c.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        found.extend(converter.convert_columns(&cast)?.iter().map(|r| r.owned()));
+    }
+    let rows = converter.convert_columns(columns)?;
+    Ok(rows
+        .iter()
+        .map(|r| Some(found.contains(&r.owned())))
+        .collect())
+}
+
 /// The key columns of `changes`, each key once.
 fn distinct_keys(
     dataset: &Dataset,

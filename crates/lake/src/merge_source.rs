@@ -10,11 +10,9 @@ use crate::arrow_rows::DELETE_FLAG;
 use crate::error::LakeError;
 use crate::schema::{arrow_type, TableName};
 use crate::Lake;
-use deltalake::arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use deltalake::arrow::array::{ArrayRef, AsArray, BooleanArray};
 use deltalake::arrow::compute::{cast, filter, filter_record_batch};
 use deltalake::arrow::record_batch::RecordBatch;
-use deltalake::arrow::row::{RowConverter, SortField};
-use std::collections::HashSet;
 
 impl Lake {
     /// `batch` (the MERGE's source: the dataset's columns, then its lineage
@@ -77,22 +75,10 @@ fn held_or_not_deleted(
     held: &[RecordBatch],
     deletes: &BooleanArray,
 ) -> Result<BooleanArray, deltalake::arrow::error::ArrowError> {
-    let fields = keys
-        .iter()
-        .map(|k| SortField::new(k.data_type().clone()))
-        .collect();
-    let converter = RowConverter::new(fields)?;
-    let mut found = HashSet::new();
-    for b in held {
-        let columns = (b.columns().iter().zip(keys))
-            .map(|(c, k)| cast(c, k.data_type()))
-            .collect::<Result<Vec<_>, _>>()?;
-        let rows = converter.convert_columns(&columns)?;
-        found.extend(rows.iter().map(|r| r.owned()));
-    }
-    let rows = converter.convert_columns(keys)?;
-    Ok((0..deletes.len())
-        .map(|i| Some(!deletes.value(i) || found.contains(&rows.row(i).owned())))
+    let at: Vec<usize> = (0..keys.len()).collect();
+    let in_table = crate::keys::among(keys, held, &at)?;
+    Ok((deletes.iter().zip(in_table.iter()))
+        .map(|(delete, held)| Some(delete != Some(true) || held == Some(true)))
         .collect())
 }
 

@@ -10,7 +10,7 @@ use deltalake::arrow::error::ArrowError;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::arrow::row::{RowConverter, Rows, SortField};
 use deltalake::arrow::util::display::{ArrayFormatter, FormatOptions};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// What a snapshot changes in the table.
 #[derive(Debug)]
@@ -78,20 +78,8 @@ pub(crate) fn within(
     if columns.is_empty() {
         return Ok(held.clone());
     }
-    let arrays = |b: &RecordBatch| -> Vec<ArrayRef> {
-        columns.iter().map(|&c| b.column(c).clone()).collect()
-    };
-    let fields = arrays(of)
-        .iter()
-        .map(|a| SortField::new(a.data_type().clone()))
-        .collect();
-    let converter = RowConverter::new(fields)?;
-    let wanted = converter.convert_columns(&arrays(of))?;
-    let wanted: HashSet<&[u8]> = wanted.iter().map(|r| r.data()).collect();
-    let found = converter.convert_columns(&arrays(held))?;
-    let mask: BooleanArray = (0..held.num_rows())
-        .map(|i| Some(wanted.contains(found.row(i).data())))
-        .collect();
+    let arrays: Vec<ArrayRef> = columns.iter().map(|&c| held.column(c).clone()).collect();
+    let mask = crate::keys::among(&arrays, std::slice::from_ref(of), columns)?;
     filter_record_batch(held, &mask)
 }
 
