@@ -24,6 +24,7 @@ mod dms;
 mod event_batches;
 mod event_failures;
 mod events;
+mod feed_unknown_deletes;
 mod format_events;
 mod format_refusals;
 mod history;
