@@ -158,12 +158,74 @@ fn rejects(
         .into_iter()
         .enumerate()
         .filter_map(|(row, r)| {
+            // The reason first: a row kept is never shown.
+            let reason = r?;
             Some(Reject {
                 line: before + row as u64 + 1,
                 raw: row_json(batch, row),
                 key: key_text(&keys, row),
-                reason: r?,
+                reason,
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Decimal128Array, StringArray, TimestampMicrosecondArray};
+    use arrow_schema::{Field, Schema};
+    use deltaload_core::Dataset;
+
+    /// `n` orders of the dataset's own types; order `null_at` has no key.
+    fn orders(n: usize, null_at: usize) -> RecordBatch {
+        let text = |s: &str| -> ArrayRef { Arc::new(StringArray::from(vec![s; n])) };
+        let time = || -> ArrayRef {
+            let at = (0..n as i64).map(|i| 1_790_000_000_000_000 + i);
+            Arc::new(TimestampMicrosecondArray::from_iter_values(at).with_timezone("UTC"))
+        };
+        let keys = (0..n as i64).map(|i| (i as usize != null_at).then_some(i));
+        let amounts = Decimal128Array::from(vec![2550i128; n]).with_precision_and_scale(10, 2);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from_iter(keys)),
+            text("C01"),
+            text("placed"),
+            Arc::new(amounts.unwrap()),
+            text("EUR"),
+            time(),
+            time(),
+        ];
+        let names = ["order_id", "customer_id", "status", "amount", "currency"];
+        let names = names.iter().chain(&["ordered_at", "updated_at"]);
+        let fields: Vec<Field> = (names.zip(&columns))
+            .map(|(name, c)| Field::new(*name, c.data_type().clone(), true))
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
+    }
+
+    #[test]
+    fn only_a_rejected_row_is_shown_as_json() {
+        let dataset = Dataset::orders();
+        let batch = orders(1000, 7);
+        let plan = crate::schema::plan(&dataset, &batch.schema()).unwrap();
+        let mut fields: Vec<Field> = (batch.schema().fields().iter())
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new("deleted", DataType::Boolean, false));
+        let schema = Arc::new(Schema::new(fields));
+        crate::raw::ROWS_SHOWN.with(|shown| shown.set(0));
+        let taken = exact_batch(&dataset, &plan, &batch, 100, &schema).unwrap();
+        let (changes, rejects) = taken.expect("the batch holds the dataset's types");
+        assert_eq!(changes.num_rows(), 999);
+        assert_eq!(rejects.len(), 1);
+        assert_eq!(rejects[0].line, 108);
+        assert!(
+            rejects[0].raw.contains("\"order_id\":null"),
+            "{}",
+            rejects[0].raw
+        );
+        // The JSON text of a row is made for a reject only, not for the
+        // 999 rows kept (it once was, for every row: most of a file's read).
+        assert_eq!(crate::raw::ROWS_SHOWN.with(std::cell::Cell::get), 1);
+    }
 }

@@ -10,8 +10,16 @@ use arrow_schema::{DataType, TimeUnit};
 use chrono::DateTime;
 use serde_json::{Number, Value as Json};
 
+#[cfg(test)]
+thread_local! {
+    /// Rows shown as JSON on this thread: a test's proof of which rows were.
+    pub(crate) static ROWS_SHOWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Row `i` of `batch` as a JSON object text, columns in the batch's order.
 pub(crate) fn row_json(batch: &RecordBatch, i: usize) -> String {
+    #[cfg(test)]
+    ROWS_SHOWN.with(|shown| shown.set(shown.get() + 1));
     let mut out = String::from("{");
     for (n, (field, array)) in batch
         .schema()
