@@ -68,7 +68,7 @@ mod tests {
                 let name = m["Name"].as_str().ok_or("metric without Name")?;
                 v.get(name)
                     .and_then(Value::as_f64)
-                    .ok_or(format!("no value for {name}"))?;
+                    .ok_or_else(|| format!("no value for {name}"))?;
             }
         }
         Ok(())

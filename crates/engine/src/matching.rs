@@ -1,28 +1,127 @@
-//! Which rows of a target file hold a change's key: the changes' keys
-//! sorted once, each file's keys looked up by binary search, or walked
-//! beside them when the file is sorted by key (as the files deltaload
-//! writes are). One integer key column is compared as numbers; any other
-//! key in Arrow's row format, the order of [`crate::Order`].
+//! Which rows of a target file hold a change's key. One integer key column
+//! is compared as numbers: the changes' keys sorted once, each file's keys
+//! looked up by binary search, or walked beside them when the file is
+//! sorted by key (as the files deltaload writes are). Any other key is
+//! compared in Arrow's row format (the bytes of [`crate::Order`]'s keys)
+//! through a hash table of the changes' keys: one hash and, most often,
+//! one comparison per row of a file, where a binary search took some
+//! twenty comparisons of the rows' bytes.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef};
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{ArrowError, DataType};
+use std::collections::hash_map::{Entry, HashMap, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-/// The changes' keys, sorted, for lookups.
+/// The changes' keys, for lookups.
 pub struct ChangeKeys(Keys);
 
 enum Keys {
     /// One integer key column: the values sorted, and each one's change.
     Integers { sorted: Vec<i64>, change: Vec<u32> },
-    /// Any other key: the changes' keys in the row format, and the changes
-    /// in key order.
+    /// Any other key: the changes' keys in the row format, found by hash.
     Rows {
         converter: RowConverter,
         rows: Rows,
-        sorted: Vec<u32>,
+        table: KeyTable,
     },
+}
+
+/// The end of a chain of [`KeyTable::next`].
+const END: u32 = u32::MAX;
+
+/// The changes' keys by the hash of their bytes: the last change of each
+/// hash, and from each change the one before it of the same hash.
+struct KeyTable {
+    hashing: Hashing,
+    heads: HashMap<u64, u32, BuildHasherDefault<Spent>>,
+    next: Vec<u32>,
+}
+
+/// How a key's bytes are hashed: by the standard hasher, or (tests of the
+/// chains) all into one hash.
+enum Hashing {
+    Random(RandomState),
+    #[cfg(test)]
+    Collide,
+}
+
+impl Hashing {
+    fn of(&self, bytes: &[u8]) -> u64 {
+        match self {
+            Hashing::Random(state) => state.hash_one(bytes),
+            #[cfg(test)]
+            Hashing::Collide => 7,
+        }
+    }
+}
+
+/// The hasher of a hash already made: it passes the value on.
+#[derive(Default)]
+struct Spent(u64);
+
+impl Hasher for Spent {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+impl KeyTable {
+    /// The table of `rows`; the first row whose key an earlier one holds is
+    /// the `Err`, as that earlier row.
+    fn new(rows: &Rows, hashing: Hashing) -> Result<Self, u32> {
+        let n = rows.num_rows();
+        let mut heads = HashMap::with_capacity_and_hasher(n, BuildHasherDefault::default());
+        let mut next = vec![END; n];
+        for i in 0..n as u32 {
+            let row = rows.row(i as usize);
+            match heads.entry(hashing.of(row.as_ref())) {
+                Entry::Vacant(v) => {
+                    v.insert(i);
+                }
+                Entry::Occupied(mut o) => {
+                    let mut at = *o.get();
+                    while at != END {
+                        if rows.row(at as usize) == row {
+                            return Err(at);
+                        }
+                        at = next[at as usize];
+                    }
+                    next[i as usize] = *o.get();
+                    *o.get_mut() = i;
+                }
+            }
+        }
+        Ok(Self {
+            hashing,
+            heads,
+            next,
+        })
+    }
+
+    /// The change (of `rows`, the table's) whose key is `key`'s bytes.
+    fn find(&self, rows: &Rows, key: &[u8]) -> Option<u32> {
+        let mut at = *self.heads.get(&self.hashing.of(key))?;
+        while at != END {
+            if rows.row(at as usize).as_ref() == key {
+                return Some(at);
+            }
+            at = self.next[at as usize];
+        }
+        None
+    }
 }
 
 /// The values of an integer column as 64-bit integers, when it is one.
@@ -41,6 +140,10 @@ impl ChangeKeys {
     /// given twice is the caller's mistake (changes come one per key): the
     /// first change holding it is returned as the inner `Err`.
     pub fn new(columns: &[ArrayRef]) -> Result<Result<Self, u32>, ArrowError> {
+        Self::hashed(columns, Hashing::Random(RandomState::new()))
+    }
+
+    fn hashed(columns: &[ArrayRef], hashing: Hashing) -> Result<Result<Self, u32>, ArrowError> {
         if let [one] = columns {
             if let Some(ints) = integers(one).filter(|c| c.null_count() == 0) {
                 let values = ints.as_primitive::<Int64Type>().values();
@@ -63,19 +166,14 @@ impl ChangeKeys {
             .collect();
         let converter = RowConverter::new(fields)?;
         let rows = converter.convert_columns(columns)?;
-        let mut sorted: Vec<u32> = (0..rows.num_rows() as u32).collect();
-        sorted.sort_unstable_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-        if let Some(w) = sorted
-            .windows(2)
-            .find(|w| rows.row(w[0] as usize) == rows.row(w[1] as usize))
-        {
-            return Ok(Err(w[0].min(w[1])));
-        }
-        Ok(Ok(Self(Keys::Rows {
-            converter,
-            rows,
-            sorted,
-        })))
+        Ok(match KeyTable::new(&rows, hashing) {
+            Ok(table) => Ok(Self(Keys::Rows {
+                converter,
+                rows,
+                table,
+            })),
+            Err(first) => Err(first),
+        })
     }
 
     /// The rows of a target file whose key is a change's: (row, change)
@@ -94,17 +192,11 @@ impl ChangeKeys {
             Keys::Rows {
                 converter,
                 rows,
-                sorted,
+                table,
             } => {
                 let file = converter.convert_columns(columns)?;
                 Ok((0..file.num_rows())
-                    .filter_map(|r| {
-                        let key = file.row(r);
-                        sorted
-                            .binary_search_by(|&c| rows.row(c as usize).cmp(&key))
-                            .ok()
-                            .map(|at| (r as u32, sorted[at]))
-                    })
+                    .filter_map(|r| Some((r as u32, table.find(rows, file.row(r).as_ref())?)))
                     .collect())
             }
         }
@@ -178,5 +270,27 @@ mod tests {
         );
         let twice: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "x"]));
         assert_eq!(ChangeKeys::new(&[twice]).unwrap().err(), Some(0));
+    }
+
+    /// Every key in one hash: the chains alone tell the keys apart.
+    #[test]
+    fn keys_of_one_hash_are_told_apart_by_their_bytes() {
+        let changes: Vec<String> = (0..500).map(|i| format!("k{i}")).collect();
+        let changes: ArrayRef = Arc::new(StringArray::from(changes));
+        let file: Vec<String> = (250..750).rev().map(|i| format!("k{i}")).collect();
+        let file: ArrayRef = Arc::new(StringArray::from(file));
+        let random = ChangeKeys::new(std::slice::from_ref(&changes)).unwrap().unwrap();
+        let collide = ChangeKeys::hashed(&[changes], Hashing::Collide);
+        let collide = collide.unwrap().unwrap();
+        let Keys::Rows { table, .. } = &collide.0 else {
+            panic!("text keys are kept in the row format");
+        };
+        assert_eq!(table.heads.len(), 1, "all 500 keys share one hash");
+        let expected: Vec<(u32, u32)> = (250..500).map(|r| (r, 749 - r)).collect();
+        assert_eq!(pairs(&collide, file.clone()), expected);
+        assert_eq!(pairs(&random, file), expected);
+        let twice: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "z", "y"]));
+        let found = ChangeKeys::hashed(&[twice], Hashing::Collide).unwrap();
+        assert_eq!(found.err(), Some(1));
     }
 }
