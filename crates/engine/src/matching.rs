@@ -279,7 +279,9 @@ mod tests {
         let changes: ArrayRef = Arc::new(StringArray::from(changes));
         let file: Vec<String> = (250..750).rev().map(|i| format!("k{i}")).collect();
         let file: ArrayRef = Arc::new(StringArray::from(file));
-        let random = ChangeKeys::new(std::slice::from_ref(&changes)).unwrap().unwrap();
+        let random = ChangeKeys::new(std::slice::from_ref(&changes))
+            .unwrap()
+            .unwrap();
         let collide = ChangeKeys::hashed(&[changes], Hashing::Collide);
         let collide = collide.unwrap().unwrap();
         let Keys::Rows { table, .. } = &collide.0 else {
