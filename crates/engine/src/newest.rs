@@ -224,33 +224,53 @@ impl Keys {
                 pairs.into_iter().map(|(_, i)| i).collect()
             }
             Keys::Rows(k) => {
-                // Each key's first 24 bytes as numbers, compared first: most
-                // pairs differ there, and the bytes are read only on a tie.
-                let mut pairs: Vec<((u128, u64), u32)> = (0..n)
-                    .map(|i| (prefix(k.row(i as usize).as_ref()), i))
+                let mut keyed: Vec<(Prefix, u32)> = (0..n)
+                    .map(|i| (Prefix::of(k.row(i as usize).as_ref()), i))
                     .collect();
-                pairs.sort_unstable_by(|&(p, a), &(q, b)| {
-                    (p.cmp(&q))
-                        .then_with(|| k.row(a as usize).cmp(&k.row(b as usize)))
-                        .then(a.cmp(&b))
+                keyed.sort_unstable_by(|(p, a), (q, b)| {
+                    (p.cmp(q))
+                        .then_with(|| p.bytes_decide(k, *a, *b))
+                        .then(a.cmp(b))
                 });
-                pairs.into_iter().map(|(_, i)| i).collect()
+                keyed.into_iter().map(|(_, i)| i).collect()
             }
         }
     }
 }
 
-/// The first 24 bytes of `bytes` (zeros after a shorter one) as numbers:
-/// of two byte strings whose numbers differ, the smaller numbers are the
-/// smaller string; equal numbers say nothing. A key of a short text and a
-/// bigint fits whole.
-fn prefix(bytes: &[u8]) -> (u128, u64) {
-    let mut first = [0u8; 24];
-    let n = bytes.len().min(24);
-    first[..n].copy_from_slice(&bytes[..n]);
-    let (high, low) = first.split_at(16);
-    let number = |b: &[u8]| b.iter().fold(0u128, |v, &x| (v << 8) | u128::from(x));
-    (number(high), number(low) as u64)
+/// A key's first 24 bytes (zeros after a shorter key) as numbers, then its
+/// length (25 for any longer key), compared in that order: two keys whose
+/// prefixes differ compare as their bytes do, and of equal prefixes only
+/// two keys longer than 24 bytes need their bytes read. A key of a short
+/// text and a bigint fits whole.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Prefix {
+    high: u128,
+    low: u64,
+    len: u8,
+}
+
+impl Prefix {
+    fn of(bytes: &[u8]) -> Self {
+        let mut first = [0u8; 24];
+        let n = bytes.len().min(24);
+        first[..n].copy_from_slice(&bytes[..n]);
+        let number = |b: &[u8]| b.iter().fold(0u128, |v, &x| (v << 8) | u128::from(x));
+        Self {
+            high: number(&first[..16]),
+            low: number(&first[16..]) as u64,
+            len: bytes.len().min(25) as u8,
+        }
+    }
+
+    /// The order of rows `a` and `b` of `k`, whose prefixes are both
+    /// `self`: by their bytes when they are longer than the prefix.
+    fn bytes_decide(&self, k: &arrow_row::Rows, a: u32, b: u32) -> std::cmp::Ordering {
+        match self.len > 24 {
+            true => k.row(a as usize).cmp(&k.row(b as usize)),
+            false => std::cmp::Ordering::Equal,
+        }
+    }
 }
 
 /// The values of the only key column, when it is an integer column without nulls.
@@ -277,13 +297,33 @@ fn fast_key(order: &Order, batch: &RecordBatch) -> Option<Vec<i64>> {
 
 #[cfg(test)]
 mod tests {
-    use super::prefix;
+    use super::Prefix;
     use proptest::prelude::*;
 
+    /// Keys longer than their prefixes, sharing it, are sorted by their
+    /// bytes; equal keys keep file order.
+    #[test]
+    fn long_keys_sharing_their_prefix_sort_by_their_bytes() {
+        use super::Keys;
+        use arrow_array::{ArrayRef, StringArray};
+        use arrow_row::{RowConverter, SortField};
+        use arrow_schema::DataType;
+        let long = "x".repeat(30);
+        let texts: Vec<String> = ["b", "a", "", "c", "a", "ab"]
+            .iter()
+            .map(|end| format!("{long}{end}"))
+            .collect();
+        let column: ArrayRef = std::sync::Arc::new(StringArray::from(texts));
+        let converter = RowConverter::new(vec![SortField::new(DataType::Utf8)]).unwrap();
+        let rows = converter.convert_columns(&[column]).unwrap();
+        assert!(rows.row(0).as_ref().len() > 24);
+        assert_eq!(Keys::Rows(rows).sorted(6), vec![2, 1, 4, 5, 0, 3]);
+    }
+
     proptest! {
-        /// Comparing the prefixes first, then the bytes on a tie, orders
-        /// any two byte strings as their bytes do: short strings, zeros
-        /// and strings longer than 24 bytes sharing their first 24.
+        /// The prefixes, then the bytes of two keys longer than 24 bytes,
+        /// order any two byte strings as their bytes do: short strings,
+        /// trailing zeros, and strings sharing their first 24 bytes.
         #[test]
         fn the_prefix_orders_as_the_bytes(
             a in prop::collection::vec(0u8..3, 0..40),
@@ -291,8 +331,12 @@ mod tests {
             shared in prop::collection::vec(0u8..3, 0..30),
         ) {
             let (a, b) = ([shared.clone(), a].concat(), [shared, b].concat());
-            let by_prefix = prefix(&a).cmp(&prefix(&b)).then_with(|| a.cmp(&b));
-            prop_assert_eq!(by_prefix, a.cmp(&b));
+            let (p, q) = (Prefix::of(&a), Prefix::of(&b));
+            let bytes = || match p == q && p.len > 24 {
+                true => a.cmp(&b),
+                false => std::cmp::Ordering::Equal,
+            };
+            prop_assert_eq!(p.cmp(&q).then_with(bytes), a.cmp(&b));
         }
     }
 }
