@@ -57,17 +57,23 @@ pub(crate) fn among(
         .map(|c| SortField::new(c.data_type().clone()))
         .collect();
     let converter = RowConverter::new(fields)?;
-    let mut found = std::collections::HashSet::new();
+    let mut found: std::collections::HashSet<Box<[u8]>> = std::collections::HashSet::new();
     for b in of {
         let cast = (at.iter().zip(columns))
             .map(|(&i, c)| deltalake::arrow::compute::cast(b.column(i), c.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
-        found.extend(converter.convert_columns(&cast)?.iter().map(|r| r.owned()));
+        found.extend(
+            converter
+                .convert_columns(&cast)?
+                .iter()
+                .map(|r| r.data().into()),
+        );
     }
+    // Each row looked up by its bytes, nothing copied.
     let rows = converter.convert_columns(columns)?;
     Ok(rows
         .iter()
-        .map(|r| Some(found.contains(&r.owned())))
+        .map(|r| Some(found.contains(r.data())))
         .collect())
 }
 
