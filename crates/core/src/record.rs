@@ -194,7 +194,7 @@ pub fn parse_into<S: Sink>(
         (None, _) => None,
     };
     for (i, (column, &at)) in declared.iter().zip(positions).enumerate() {
-        if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
+        if delete == Some(true) && !dataset.is_key_or_sequence(i) {
             out.field(Scalar::Null);
             continue;
         }

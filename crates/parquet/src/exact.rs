@@ -50,11 +50,10 @@ pub(crate) fn exact_batch(
         _ => (vec![false; n], vec![None; n]),
     };
     let deletes = BooleanArray::from(deletes);
-    let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
     refuse_nulls(dataset, &arrays, &deletes, &mut reason);
     if deletes.true_count() > 0 {
         for (i, array) in arrays.iter_mut().enumerate() {
-            if !needed(i) {
+            if !dataset.is_key_or_sequence(i) {
                 *array = arrow_select::nullif::nullif(array.as_ref(), &deletes)
                     .map_err(|e| e.to_string())?;
             }
@@ -80,14 +79,13 @@ fn refuse_nulls(
     deletes: &BooleanArray,
     reason: &mut [Option<RejectReason>],
 ) {
-    let needed = |i: usize| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i);
     for (i, column) in dataset.declared().iter().enumerate() {
         let array = &arrays[i];
         if column.nullable || array.null_count() == 0 {
             continue;
         }
         for (row, r) in reason.iter_mut().enumerate() {
-            let skipped = deletes.value(row) && !needed(i);
+            let skipped = deletes.value(row) && !dataset.is_key_or_sequence(i);
             if r.is_none() && array.is_null(row) && !skipped {
                 *r = Some(RejectReason::Column {
                     name: column.name.clone(),

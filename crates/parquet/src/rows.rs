@@ -33,7 +33,7 @@ pub(crate) fn read_batch<S: Sink>(
     let declared = dataset.declared();
     // A delete needs its key and sequence alone: the other columns are not read.
     let needed: Vec<bool> = (0..declared.len())
-        .map(|i| dataset.keys.contains(&i) || dataset.sequence_by.contains(&i))
+        .map(|i| dataset.is_key_or_sequence(i))
         .collect();
     let mut converted = Vec::with_capacity(declared.len());
     for (i, c) in declared.iter().enumerate() {

@@ -269,7 +269,7 @@ fn convert<S: Sink>(
             .transpose()?,
     };
     for (i, column) in dataset.declared().iter().enumerate() {
-        if delete == Some(true) && !dataset.keys.contains(&i) && !dataset.sequence_by.contains(&i) {
+        if delete == Some(true) && !dataset.is_key_or_sequence(i) {
             out.field(Scalar::Null);
             continue;
         }

@@ -223,6 +223,12 @@ impl Dataset {
         self.columns.len() + usize::from(self.delete_when.is_some())
     }
 
+    /// Whether column `i` is a key or a sequence column: the columns a
+    /// delete carries (its others are not read), never null.
+    pub fn is_key_or_sequence(&self, i: usize) -> bool {
+        self.keys.contains(&i) || self.sequence_by.contains(&i)
+    }
+
     /// Whether a change (a row of [`Dataset::width`] values) is a delete. A
     /// row of the table, which has no flag, is not.
     pub fn is_delete(&self, row: &[Value]) -> bool {

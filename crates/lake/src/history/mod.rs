@@ -98,9 +98,8 @@ pub(crate) fn schema(d: &Dataset) -> SchemaRef {
 /// carries none, but the keys and the sequence), whether the change was a
 /// delete, and the file version and load it came from.
 pub(crate) fn log_schema(d: &Dataset) -> SchemaRef {
-    let ordered = |i: usize| d.keys.contains(&i) || d.sequence_by.contains(&i);
     let mut fields: Vec<Field> = (d.columns.iter().enumerate())
-        .map(|(i, c)| Field::new(&c.name, arrow_type(c.ty), !ordered(i)))
+        .map(|(i, c)| Field::new(&c.name, arrow_type(c.ty), !d.is_key_or_sequence(i)))
         .collect();
     fields.push(Field::new(DELETED, DataType::Boolean, false));
     fields.push(Field::new("source_file", DataType::Utf8, false));
