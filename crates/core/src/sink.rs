@@ -69,7 +69,7 @@ impl<'a> From<&'a Value> for Scalar<'a> {
 /// turns the record into a reject.
 pub trait Sink: Sized {
     /// A sink for records of `dataset`, empty.
-    fn empty(dataset: &crate::spec::Dataset) -> Self;
+    fn empty(dataset: &crate::spec::dataset::Dataset) -> Self;
     /// The next field of the record being read.
     fn field(&mut self, value: Scalar<'_>);
     /// The record being read is complete.
@@ -89,7 +89,7 @@ pub trait Sink: Sized {
 /// Records as values, as [`crate::read_file`] gives them: each record
 /// ends in one `Value::Bool` more when the dataset has `delete_when`.
 impl Sink for Rows {
-    fn empty(dataset: &crate::spec::Dataset) -> Self {
+    fn empty(dataset: &crate::spec::dataset::Dataset) -> Self {
         Rows::new(dataset.width())
     }
 

@@ -1,13 +1,16 @@
 //! A spec's raw TOML checked into [`Dataset`]s: every name resolved, every
 //! rule of the reference enforced, the first problem reported with its line.
 
-use super::parse::{raw, Names, RawColumn, RawCsv, RawDataset, RawEncoding, RawHeader, Source};
-use super::{
-    Column, ColumnType, CsvFormat, Dataset, Encoding, HeaderMode, Spec, SpecError, LINEAGE_COLUMNS,
-    RESERVED_NAMES,
-};
+use super::column::{Column, ColumnType, LINEAGE_COLUMNS};
+use super::dataset::{Dataset, Spec};
+use super::formats::{CsvFormat, Encoding, HeaderMode};
+use super::parse::{raw, RawColumn, RawCsv, RawDataset, RawEncoding, RawHeader, Source, SpecError};
+use super::resolve::{optional, resolve};
 use std::sync::Arc;
 use toml::Spanned;
+
+/// Names a dataset may not take: the shared tables.
+pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
 
 impl Spec {
     /// Parses and checks a spec's text; `file` names it in errors.
@@ -208,13 +211,6 @@ fn key_and_sequence(
     Ok((keys, sequence_by))
 }
 
-pub(super) fn optional(
-    names: &Option<Names>,
-    find: impl Fn(&Names) -> Result<Vec<usize>, SpecError>,
-) -> Result<Vec<usize>, SpecError> {
-    names.as_ref().map_or(Ok(Vec::new()), find)
-}
-
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
@@ -235,38 +231,6 @@ fn source(src: &Source<'_>, s: &Spanned<String>) -> Result<String, SpecError> {
             format!("source {text:?} is not s3://BUCKET/PREFIX"),
         )),
     }
-}
-
-/// The columns `names` lists, by index, each once.
-pub(super) fn resolve(
-    src: &Source<'_>,
-    dataset: &str,
-    columns: &[Column],
-    names: &Names,
-    role: &str,
-) -> Result<Vec<usize>, SpecError> {
-    let mut out = Vec::new();
-    for n in names.get_ref() {
-        let Some(i) = columns.iter().position(|c| &c.name == n.get_ref()) else {
-            let all: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            return Err(src.error(
-                Some(n.span()),
-                format!(
-                    "{role} column {:?} is not a column of dataset {dataset:?} (its columns: {})",
-                    n.get_ref(),
-                    all.join(", ")
-                ),
-            ));
-        };
-        if out.contains(&i) {
-            return Err(src.error(
-                Some(n.span()),
-                format!("{role} column {:?} is listed twice", n.get_ref()),
-            ));
-        }
-        out.push(i);
-    }
-    Ok(out)
 }
 
 fn column(src: &Source<'_>, c: &RawColumn) -> Result<Column, SpecError> {

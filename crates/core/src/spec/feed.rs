@@ -1,8 +1,12 @@
 //! How a dataset's files are written and which changes are deletes: `format`,
 //! `delete_when` and `extra_fields`, checked against the columns.
 
-use super::parse::{RawDataset, RawExtraFields, RawFormat, Source};
-use super::{Column, DeleteWhen, ExtraFields, Format, SpecError};
+use super::column::{Column, LINEAGE_COLUMNS};
+use super::formats::{DeleteWhen, ExtraFields, Format};
+use super::parse::{
+    RawDataset, RawDeleteWhen, RawExtraFields, RawFormat, RawHeader, Source, SpecError,
+};
+use super::preset::Preset;
 use toml::Spanned;
 
 /// The checked `format`, `delete_when` and `extra_fields` of a dataset.
@@ -54,11 +58,8 @@ pub(super) fn feed(
 
 /// The dataset's format: CSV unless it says otherwise.
 pub(super) fn format_of(d: &RawDataset) -> Format {
-    let preset = d
-        .preset
-        .as_ref()
-        .and_then(|p| super::Preset::named(p.get_ref()));
-    let debezium = preset == Some(super::Preset::Debezium);
+    let preset = d.preset.as_ref().and_then(|p| Preset::named(p.get_ref()));
+    let debezium = preset == Some(Preset::Debezium);
     match d.format.as_ref().map(|f| *f.get_ref()) {
         None if debezium => Format::Jsonl,
         None | Some(RawFormat::Csv) => Format::Csv,
@@ -70,7 +71,7 @@ pub(super) fn format_of(d: &RawDataset) -> Format {
 fn delete_when(
     src: &Source<'_>,
     d: &RawDataset,
-    raw: &Spanned<super::parse::RawDeleteWhen>,
+    raw: &Spanned<RawDeleteWhen>,
     columns: &[Column],
 ) -> Result<DeleteWhen, SpecError> {
     let inner = raw.get_ref();
@@ -111,7 +112,7 @@ fn column_refused(column: &str, columns: &[Column]) -> Option<String> {
             c.name
         ));
     }
-    let mut lineage = super::LINEAGE_COLUMNS.iter();
+    let mut lineage = LINEAGE_COLUMNS.iter();
     lineage.any(|l| l.eq_ignore_ascii_case(column)).then(|| {
         format!("delete_when column {column:?} is a lineage column's name: name the file's delete column")
     })
@@ -138,7 +139,7 @@ fn options_refused(
         ));
     }
     let header = d.csv.as_ref().and_then(|c| c.get_ref().header);
-    let headerless = header.is_some_and(|h| matches!(h, super::parse::RawHeader::None));
+    let headerless = header.is_some_and(|h| matches!(h, RawHeader::None));
     headerless.then(|| {
         let why = format!(
             "delete_when needs the files' header to find column {column:?}, and this dataset's \

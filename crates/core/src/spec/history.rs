@@ -2,9 +2,9 @@
 //! snapshots ordered by a column) that also keeps every version of each key
 //! in `history_<name>`, with the sequence that opened and closed it.
 
-use super::check::{optional, resolve};
-use super::parse::{Names, RawDataset, Source};
-use super::{Column, Dataset, SpecError};
+use super::column::Column;
+use super::parse::{Names, RawDataset, Source, SpecError};
+use super::resolve::{optional, resolve};
 
 /// A dataset that keeps the versions of its keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,18 +19,6 @@ pub const START_AT: &str = "__start_at";
 /// The history table's column holding the sequence that closed a version
 /// (null: the key's current version).
 pub const END_AT: &str = "__end_at";
-
-impl Dataset {
-    /// The table of versions (`history = true`).
-    pub fn history_table(&self) -> String {
-        format!("history_{}", self.name)
-    }
-
-    /// The table of every change a history was made of (`history = true`).
-    pub fn history_log_table(&self) -> String {
-        format!("history_log_{}", self.name)
-    }
-}
 
 /// The columns of a dataset that a version's start and values leave out
 /// of what it tracks.

@@ -1,146 +1,40 @@
 //! Datasets: what a feed's files hold and how they change a table. A spec
 //! file declares them (see [`Spec::parse`]); `orders` is the built-in one.
+//!
+//! The files form layers, each importing only from those below it: `parse`
+//! (the raw TOML), `formats` and `column` at the bottom; `resolve` (names
+//! of columns to indexes); the rules of the options (`feed`, `updates`,
+//! `snapshot`, `history`, `preset`); `dataset` (the checked [`Dataset`] and
+//! [`Spec`]); `check` (the raw spec checked into them); and this module on
+//! top, with what needs a whole dataset, its parser or a [`Sink`].
 
 mod check;
+mod column;
+pub(crate) mod dataset;
 mod feed;
 mod formats;
 mod history;
 mod parse;
 mod preset;
+mod resolve;
 mod snapshot;
 mod updates;
 
-use crate::value::Value;
-use chrono_tz::Tz;
-use std::cmp::Ordering;
-use std::fmt;
+use crate::sink::{Scalar, Sink};
 use std::sync::Arc;
 
+pub use check::RESERVED_NAMES;
+pub use column::{Column, ColumnType, LINEAGE_COLUMNS};
+pub use dataset::{Dataset, Spec};
 pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMode};
 pub use history::{History, END_AT, START_AT};
 pub use parse::SpecError;
-pub use preset::{
-    describe as describe_preset, fill_generated, Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE,
-};
+pub use preset::{Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE};
 pub use snapshot::{key_date, key_dates, Snapshot, SnapshotOrder};
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
 /// what every command uses when no spec is given.
 pub const ORDERS_SPEC: &str = include_str!("orders.toml");
-
-/// The lineage columns every target table carries after the declared ones.
-pub const LINEAGE_COLUMNS: [&str; 2] = ["source_file", "loaded_at"];
-
-/// Names a dataset may not take: the shared tables.
-pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
-
-/// A column's type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColumnType {
-    /// Text.
-    String,
-    /// `true` or `false`.
-    Boolean,
-    /// A 32-bit integer.
-    Int,
-    /// A 64-bit integer.
-    Bigint,
-    /// A 64-bit float.
-    Double,
-    /// An exact decimal of `precision` digits, `scale` of them after the point.
-    Decimal {
-        /// Digits in all.
-        precision: u8,
-        /// Digits after the point.
-        scale: u8,
-    },
-    /// A calendar date.
-    Date,
-    /// An instant, in microseconds (UTC).
-    Timestamp,
-}
-
-impl fmt::Display for ColumnType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::String => f.write_str("string"),
-            Self::Boolean => f.write_str("boolean"),
-            Self::Int => f.write_str("int"),
-            Self::Bigint => f.write_str("bigint"),
-            Self::Double => f.write_str("double"),
-            Self::Decimal { precision, scale } => write!(f, "decimal({precision},{scale})"),
-            Self::Date => f.write_str("date"),
-            Self::Timestamp => f.write_str("timestamp"),
-        }
-    }
-}
-
-/// One declared column.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Column {
-    /// The header's name and the table's, verbatim.
-    pub name: String,
-    /// Its type.
-    pub ty: ColumnType,
-    /// False for keys, sequence columns and `nullable = false`.
-    pub nullable: bool,
-    /// strftime format of a date or timestamp; ISO-8601 when `None`.
-    pub format: Option<String>,
-    /// The zone of a timestamp written without one; UTC when `None`.
-    pub timezone: Option<Tz>,
-}
-
-/// A dataset: its columns, its key, how a newer change is told, and where its files land.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dataset {
-    /// `[a-z][a-z0-9_]*`: the table's name; rejects go to `rejected_<name>`.
-    pub name: String,
-    /// `s3://bucket/prefix` whose objects load into this dataset.
-    pub source: Option<String>,
-    /// The columns, in declared order.
-    pub columns: Vec<Column>,
-    /// Indexes into `columns`.
-    pub keys: Vec<usize>,
-    /// The columns that tell a newer change (indexes into `columns`); empty: the later record wins.
-    pub sequence_by: Vec<usize>,
-    /// Compared in order when two changes of a key have equal sequences.
-    pub tie_break: Vec<usize>,
-    /// The columns an update of a matched row sets (sequence columns included).
-    pub update: Vec<usize>,
-    /// The update columns where an update's null keeps the table's value
-    /// (`ignore_null_updates`): for feeds that send only what changed.
-    pub keep_on_null: Vec<usize>,
-    /// The table's partition columns (indexes into `columns`).
-    pub partition_by: Vec<usize>,
-    /// How the files are written.
-    pub format: Format,
-    /// Deletes in the feed; a parsed row then carries one more value after the
-    /// columns: `Value::Bool(true)` for a delete (see [`Dataset::is_delete`]).
-    pub delete_when: Option<DeleteWhen>,
-    /// What a field the spec does not declare does.
-    pub extra_fields: ExtraFields,
-    /// A changed row of a data file no load otherwise rewrites is marked
-    /// deleted (a deletion vector) and its new version appended, instead of
-    /// the file being rewritten: a load costs what it changes.
-    pub merge_on_read: bool,
-    /// The table keeps Delta's change data feed (`delta.enableChangeDataFeed`):
-    /// every commit that changes rows also writes them, with their change
-    /// type, under `_change_data/`.
-    pub change_data_feed: bool,
-    /// Each file is a snapshot of the table (`mode = "snapshot"`): keys it
-    /// no longer holds are deleted, an older snapshot changes nothing.
-    pub snapshot: Option<Snapshot>,
-    /// The dataset keeps every version of its keys in `history_<name>`
-    /// (`history = true`, SCD type 2).
-    pub history: Option<History>,
-    /// The CSV dialect and encoding.
-    pub csv: CsvFormat,
-    /// The CDC tool whose files the dataset reads as it writes them.
-    pub preset: Option<Preset>,
-    /// How many of the last `columns` deltaload fills itself rather than
-    /// reads from a file: a preset's order ([`FEED_FILE`], [`FEED_LINE`]).
-    pub generated: usize,
-}
 
 impl Dataset {
     /// The built-in `orders` dataset.
@@ -151,177 +45,6 @@ impl Dataset {
             Err(e) => unreachable!("the built-in orders spec does not parse: {e}"),
         }
     }
-
-    /// The columns a file holds: all but the [`Dataset::generated`] ones.
-    pub fn declared(&self) -> &[Column] {
-        &self.columns[..self.columns.len() - self.generated]
-    }
-
-    /// The columns deltaload fills itself, after the declared ones.
-    pub fn generated_columns(&self) -> &[Column] {
-        &self.columns[self.columns.len() - self.generated..]
-    }
-
-    /// The text of [`FEED_FILE`] for the file at `location`; `Ok(None)` for
-    /// a dataset without generated columns, `Err` when the preset's tool
-    /// writes no file of that name.
-    pub fn file_rank(&self, location: &str) -> Result<Option<String>, String> {
-        match (self.preset, self.generated) {
-            (Some(preset), 1..) => preset.file_rank(location).map(Some),
-            _ => Ok(None),
-        }
-    }
-
-    /// The table of rejected records.
-    pub fn rejected_table(&self) -> String {
-        format!("rejected_{}", self.name)
-    }
-
-    /// The column names, in declared order.
-    pub fn column_names(&self) -> Vec<&str> {
-        self.columns.iter().map(|c| c.name.as_str()).collect()
-    }
-
-    /// Names of the columns at `indexes`.
-    pub fn names(&self, indexes: &[usize]) -> Vec<&str> {
-        indexes
-            .iter()
-            .map(|&i| self.columns[i].name.as_str())
-            .collect()
-    }
-
-    /// The index of the column called `name`.
-    pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name == name)
-    }
-
-    /// The name of the rejected table's column holding a reject's key text:
-    /// the key's own name for a single key, else `key`.
-    pub fn reject_key_column(&self) -> &str {
-        match self.keys.as_slice() {
-            [only]
-                if ![
-                    "source_file",
-                    "content_id",
-                    "line_number",
-                    "raw_line",
-                    "reason",
-                    "loaded_at",
-                ]
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(&self.columns[*only].name)) =>
-            {
-                &self.columns[*only].name
-            }
-            _ => "key",
-        }
-    }
-
-    /// How many values a parsed change holds: the columns, and the delete
-    /// flag when the dataset has `delete_when`.
-    pub fn width(&self) -> usize {
-        self.columns.len() + usize::from(self.delete_when.is_some())
-    }
-
-    /// Whether column `i` is a key or a sequence column: the columns a
-    /// delete carries (its others are not read), never null.
-    pub fn is_key_or_sequence(&self, i: usize) -> bool {
-        self.keys.contains(&i) || self.sequence_by.contains(&i)
-    }
-
-    /// Whether a change (a row of [`Dataset::width`] values) is a delete. A
-    /// row of the table, which has no flag, is not.
-    pub fn is_delete(&self, row: &[Value]) -> bool {
-        self.delete_when.is_some() && row.get(self.columns.len()) == Some(&Value::Bool(true))
-    }
-
-    /// Whether the dataset remembers deletes (tombstones): deletes with a sequence.
-    pub fn keeps_tombstones(&self) -> bool {
-        self.delete_when.is_some() && !self.sequence_by.is_empty()
-    }
-
-    /// The table of tombstones: the deleted keys with their delete's sequence.
-    pub fn tombstones_table(&self) -> String {
-        format!("tombstones_{}", self.name)
-    }
-
-    /// A row's key values.
-    pub fn key_of(&self, row: &[Value]) -> Vec<Value> {
-        self.keys.iter().map(|&i| row[i].clone()).collect()
-    }
-
-    /// Whether change `a` replaces held row `b` of the same key: a strictly
-    /// greater sequence, or an equal one and greater by the tie-break columns.
-    /// Without `sequence_by` a later change always replaces.
-    pub fn replaces(&self, a: &[Value], b: &[Value]) -> bool {
-        self.sequence_by.is_empty() || self.compare(a, b) == Ordering::Greater
-    }
-
-    /// Total order of two changes of one key: by sequence; at an equal
-    /// sequence a delete is greater than an upsert (two deletes are equal),
-    /// and two upserts compare by the tie-break columns.
-    pub fn compare(&self, a: &[Value], b: &[Value]) -> Ordering {
-        let by_sequence = self
-            .sequence_by
-            .iter()
-            .map(|&i| a[i].cmp(&b[i]))
-            .find(|o| o.is_ne());
-        if let Some(o) = by_sequence {
-            return o;
-        }
-        match (self.is_delete(a), self.is_delete(b)) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => self
-                .tie_break
-                .iter()
-                .map(|&i| a[i].cmp(&b[i]))
-                .find(|o| o.is_ne())
-                .unwrap_or(Ordering::Equal),
-        }
-    }
-
-    /// The rule by which a change wins, in words, for users.
-    pub fn newest_wins_rule(&self) -> String {
-        if let Some(snapshot) = &self.snapshot {
-            let scope = match snapshot.scope.is_empty() {
-                true => "the table".to_string(),
-                false => format!("its ({}) values", self.names(&snapshot.scope).join(", ")),
-            };
-            return format!(
-                "each file is a snapshot of {scope}: the newest by {} makes those rows its own \
-                 (missing keys retired, equal rows left alone); an older one changes nothing",
-                snapshot.order_name(&self.columns)
-            );
-        }
-        if self.sequence_by.is_empty() {
-            return "no sequence_by: the later load wins, and within one file the later record"
-                .to_string();
-        }
-        let seq = self.names(&self.sequence_by).join(", ");
-        let ties = self.names(&self.tie_break).join(", ");
-        let deletes = if self.delete_when.is_some() {
-            format!("; at equal ({seq}) a delete wins over an upsert")
-        } else {
-            String::new()
-        };
-        format!(
-            "a change replaces a row only when its ({seq}) is strictly greater; for two changes \
-             with equal ({seq}), the one whose ({ties}) is greater wins, compared column by column \
-             in that order, text by its UTF-8 bytes, an empty (null) value lowest{deletes}"
-        )
-    }
-}
-
-/// Every dataset a deployment loads.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spec {
-    /// The datasets, in declared order.
-    pub datasets: Vec<Arc<Dataset>>,
-    /// Datasets of the spec file this command leaves alone (`--dataset`):
-    /// they still take the objects under their sources.
-    pub others: Vec<Arc<Dataset>>,
 }
 
 impl Spec {
@@ -332,68 +55,76 @@ impl Spec {
             others: Vec::new(),
         }
     }
+}
 
-    /// The spec narrowed to the dataset `name`; objects stay routed as the
-    /// whole spec routes them.
-    pub fn narrow(&self, name: &str) -> Result<Spec, String> {
-        let chosen = self.select(Some(name))?.clone();
-        let others = self
-            .datasets
-            .iter()
-            .chain(&self.others)
-            .filter(|d| d.name != chosen.name)
-            .cloned()
-            .collect();
-        Ok(Spec {
-            datasets: vec![chosen],
-            others,
-        })
-    }
-
-    /// The dataset called `name`.
-    pub fn dataset(&self, name: &str) -> Option<&Arc<Dataset>> {
-        self.datasets.iter().find(|d| d.name == name)
-    }
-
-    /// The dataset an object at `s3://bucket/key` loads into: the longest
-    /// source prefix holding it; a spec of one dataset without a source takes
-    /// every object.
-    pub fn route(&self, bucket: &str, key: &str) -> Option<&Arc<Dataset>> {
-        if let ([only], true) = (self.datasets.as_slice(), self.others.is_empty()) {
-            if only.source.is_none() {
-                return Some(only);
-            }
+/// What the preset of `dataset` implies, in lines for a person (`spec check`).
+pub fn describe_preset(dataset: &Dataset) -> Vec<String> {
+    let Some(preset) = dataset.preset else {
+        return Vec::new();
+    };
+    let files = match preset {
+        Preset::AwsDms => {
+            "every full-load file (LOAD00000001 ...) before every change file \
+             (20261201-101500123 ...), change files by name"
         }
-        let url = format!("s3://{bucket}/{key}");
-        let winner = self
-            .datasets
-            .iter()
-            .chain(&self.others)
-            .filter_map(|d| d.source.as_deref().map(|s| (d, s)))
-            .filter(|(_, s)| url.starts_with(s))
-            .max_by_key(|(_, s)| s.len())?
-            .0;
-        self.datasets.iter().find(|d| d.name == winner.name)
+        Preset::Debezium => {
+            "files by the start offset in their names (<topic>+<partition>+<offset>.json)"
+        }
+    };
+    let order = match dataset.generated {
+        0 => format!(
+            "by sequence_by ({}), as declared",
+            dataset.names(&dataset.sequence_by).join(", ")
+        ),
+        _ => format!(
+            "{files}, records by line; each row keeps its change's place in {FEED_FILE} and \
+             {FEED_LINE}, and a file named otherwise is refused"
+        ),
+    };
+    let mut lines = match preset {
+        Preset::AwsDms => vec![
+            format!("preset aws_dms: files as AWS DMS's S3 target writes them"),
+            format!("  order: {order}"),
+            format!(
+                "  {DMS_OP}: I and U upsert, D deletes, any other text is rejected; a file \
+                 without {DMS_OP} (a full load) upserts"
+            ),
+        ],
+        Preset::Debezium => vec![
+            "preset debezium: Debezium's change events as the Kafka Connect S3 sink writes them"
+                .to_string(),
+            format!("  order: {order}"),
+            "  lines: {\"schema\", \"payload\"}, the payload alone, or a flat row \
+             (ExtractNewRecordState: __op, __deleted; other __ fields are ignored); a null \
+             line (a tombstone) is skipped"
+                .to_string(),
+            "  op: r, c and u upsert the row in after, d deletes the key in before; t and m \
+             are rejected"
+                .to_string(),
+            "  values: logical types by the line's schema, else by the declared type (a \
+             number is days in a date column, microseconds in a timestamp column; a decimal \
+             is base64 unless it has a '.')"
+                .to_string(),
+        ],
+    };
+    if dataset.format == Format::Csv {
+        lines.push(format!(
+            "  csv: no header row, fields by position (the declared columns, {DMS_OP} \
+             before them or not), or a header row of the declared names in any order \
+             (AddColumnName = true); null_if {:?}",
+            dataset.csv.null_if
+        ));
     }
+    lines
+}
 
-    /// The dataset `name` names, or the only one when `name` is `None`.
-    pub fn select(&self, name: Option<&str>) -> Result<&Arc<Dataset>, String> {
-        let names = || {
-            self.datasets
-                .iter()
-                .map(|d| d.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match (name, self.datasets.as_slice()) {
-            (Some(n), _) => self
-                .dataset(n)
-                .ok_or_else(|| format!("no dataset {n:?} in the spec (it has: {})", names())),
-            (None, [only]) => Ok(only),
-            (None, _) => Err(format!(
-                "the spec has several datasets ({}): choose one with --dataset",
-                names()
-            )),
+/// Gives `out` the generated columns' fields of a record on `line`: the
+/// file's rank is filled once per file, after reading (null here).
+pub fn fill_generated<S: Sink>(generated: &[Column], line: u64, out: &mut S) {
+    for column in generated {
+        match column.name.as_str() {
+            FEED_LINE => out.field(Scalar::Int(line as i64)),
+            _ => out.field(Scalar::Null),
         }
     }
 }

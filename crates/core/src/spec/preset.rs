@@ -5,9 +5,9 @@
 //! from the file names and the lines (two columns deltaload fills itself,
 //! [`FEED_FILE`] and [`FEED_LINE`], kept in the table as a sequence is).
 
-use super::parse::{RawDataset, Source};
-use super::{Column, ColumnType, DeleteWhen, Format, SpecError};
-use crate::sink::{Scalar, Sink};
+use super::column::{Column, ColumnType};
+use super::formats::{DeleteWhen, Format};
+use super::parse::{RawDataset, Source, SpecError};
 use toml::Spanned;
 
 /// The column holding a change's file's place in the feed: text that sorts
@@ -80,67 +80,6 @@ impl Preset {
             }),
         }
     }
-}
-
-/// What the preset of `dataset` implies, in lines for a person (`spec check`).
-pub fn describe(dataset: &super::Dataset) -> Vec<String> {
-    let Some(preset) = dataset.preset else {
-        return Vec::new();
-    };
-    let files = match preset {
-        Preset::AwsDms => {
-            "every full-load file (LOAD00000001 ...) before every change file \
-             (20261201-101500123 ...), change files by name"
-        }
-        Preset::Debezium => {
-            "files by the start offset in their names (<topic>+<partition>+<offset>.json)"
-        }
-    };
-    let order = match dataset.generated {
-        0 => format!(
-            "by sequence_by ({}), as declared",
-            dataset.names(&dataset.sequence_by).join(", ")
-        ),
-        _ => format!(
-            "{files}, records by line; each row keeps its change's place in {FEED_FILE} and \
-             {FEED_LINE}, and a file named otherwise is refused"
-        ),
-    };
-    let mut lines = match preset {
-        Preset::AwsDms => vec![
-            format!("preset aws_dms: files as AWS DMS's S3 target writes them"),
-            format!("  order: {order}"),
-            format!(
-                "  {DMS_OP}: I and U upsert, D deletes, any other text is rejected; a file \
-                 without {DMS_OP} (a full load) upserts"
-            ),
-        ],
-        Preset::Debezium => vec![
-            "preset debezium: Debezium's change events as the Kafka Connect S3 sink writes them"
-                .to_string(),
-            format!("  order: {order}"),
-            "  lines: {\"schema\", \"payload\"}, the payload alone, or a flat row \
-             (ExtractNewRecordState: __op, __deleted; other __ fields are ignored); a null \
-             line (a tombstone) is skipped"
-                .to_string(),
-            "  op: r, c and u upsert the row in after, d deletes the key in before; t and m \
-             are rejected"
-                .to_string(),
-            "  values: logical types by the line's schema, else by the declared type (a \
-             number is days in a date column, microseconds in a timestamp column; a decimal \
-             is base64 unless it has a '.')"
-                .to_string(),
-        ],
-    };
-    if dataset.format == Format::Csv {
-        lines.push(format!(
-            "  csv: no header row, fields by position (the declared columns, {DMS_OP} \
-             before them or not), or a header row of the declared names in any order \
-             (AddColumnName = true); null_if {:?}",
-            dataset.csv.null_if
-        ));
-    }
-    lines
 }
 
 /// A sink file's start offset, 20 digits: `topic+0+0000000042.json.gz` gives
@@ -327,17 +266,6 @@ fn generated_column(name: &str, ty: ColumnType) -> Column {
         nullable: false,
         format: None,
         timezone: None,
-    }
-}
-
-/// Gives `out` the generated columns' fields of a record on `line`: the
-/// file's rank is filled once per file, after reading (null here).
-pub fn fill_generated<S: Sink>(generated: &[Column], line: u64, out: &mut S) {
-    for column in generated {
-        match column.name.as_str() {
-            FEED_LINE => out.field(Scalar::Int(line as i64)),
-            _ => out.field(Scalar::Null),
-        }
     }
 }
 

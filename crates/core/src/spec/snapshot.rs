@@ -2,9 +2,9 @@
 //! the table, or of the scopes it holds (`snapshot_scope`), ordered by a
 //! sequence column or by a date in the object key (`snapshot_key_date`).
 
-use super::check::optional;
-use super::parse::{RawDataset, Source};
-use super::{Column, ColumnType, SpecError};
+use super::column::{Column, ColumnType};
+use super::parse::{RawDataset, Source, SpecError};
+use super::resolve::{optional, resolve};
 
 /// A dataset whose files are snapshots, not changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub(super) fn snapshot(
         return Err(err(span, format!("dataset {name:?} has mode = \"snapshot\": {option} applies to a dataset of changes; remove it")));
     }
     let scope = optional(&d.snapshot_scope, |n| {
-        super::check::resolve(src, name, columns, n, "snapshot_scope")
+        resolve(src, name, columns, n, "snapshot_scope")
     })?;
     let order = match (sequence_by, &d.snapshot_key_date) {
         ([only], None) => match columns[*only].ty {

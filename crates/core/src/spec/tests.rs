@@ -1,4 +1,5 @@
 use super::*;
+use crate::value::Value;
 
 fn parse(text: &str) -> Result<Spec, SpecError> {
     Spec::parse(text, "my.toml")

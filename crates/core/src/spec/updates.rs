@@ -3,9 +3,9 @@
 //! table's value (`ignore_null_updates`), and the columns that break a tie
 //! between changes of equal sequence.
 
-use super::check::{optional, resolve};
-use super::parse::{RawDataset, RawIgnoreNulls, Source};
-use super::{Column, SpecError};
+use super::column::Column;
+use super::parse::{RawDataset, RawIgnoreNulls, Source, SpecError};
+use super::resolve::{optional, resolve};
 
 /// The columns an update of a matched row sets: `update_columns`, or every
 /// column but the keys and `except_columns`; sequence columns always.
