@@ -49,6 +49,10 @@ impl Deadline {
     }
 }
 
+/// Time kept in hand before an invocation's deadline: enough for one batch load
+/// to finish its commits.
+pub const DEFAULT_DEADLINE_MARGIN: Duration = Duration::from_secs(30);
+
 /// The margin kept before a deadline `left` away at the start of a batch: the
 /// configured one, but never more than a quarter of the time the invocation
 /// has, so that a short function timeout still leaves three quarters of it for

@@ -19,6 +19,8 @@
 //! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
 
 #![warn(missing_docs)]
+// The load's futures nest deeply: the default limit is not enough to type them.
+#![recursion_limit = "256"]
 
 pub mod backfill;
 pub mod consumer;
@@ -31,7 +33,6 @@ pub mod listing;
 pub mod logging;
 pub mod metrics;
 mod opening;
-mod reading;
 pub mod redrive;
 pub mod report;
 pub mod s3;

@@ -1,7 +1,7 @@
 //! CloudWatch Embedded Metric Format: one JSON line per handled batch on stdout,
 //! which CloudWatch Logs turns into metrics with no API call.
 
-use crate::handler::{BatchReport, DatasetFigures};
+use crate::report::{BatchReport, DatasetFigures};
 use serde_json::{json, Map, Value};
 
 /// One EMF line per dataset the batch touched; the `table` dimension names it.

@@ -218,7 +218,7 @@ impl Settings {
                 Runner::Serve => var("DELTALOAD_METRICS_NAMESPACE"),
             },
             deadline_margin: margin.map_or(
-                crate::handler::DEFAULT_DEADLINE_MARGIN,
+                crate::deadline::DEFAULT_DEADLINE_MARGIN,
                 std::time::Duration::from_secs,
             ),
             spec: var("DELTALOAD_SPEC"),

@@ -75,7 +75,7 @@ fn the_lambda_settings_need_the_lake_and_the_sources_and_default_the_rest() {
         s.metrics_namespace.as_deref(),
         Some(DEFAULT_METRICS_NAMESPACE)
     );
-    assert_eq!(s.deadline_margin, crate::handler::DEFAULT_DEADLINE_MARGIN);
+    assert_eq!(s.deadline_margin, crate::deadline::DEFAULT_DEADLINE_MARGIN);
     assert_eq!(s.engine, deltaload_lake::Engine::Keyed);
     assert_eq!(s.memory_budget.bytes, Some(768 << 20));
     assert_eq!(s.endpoint_url, None);

@@ -22,7 +22,7 @@ pub(crate) async fn aws_and_lake(
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let endpoint = deltaload_aws::settings::endpoint_from_env();
     let s3 = deltaload_aws::s3::s3_client(&aws, endpoint.as_deref());
-    Ok((aws, s3, crate::open_lake(lake, spec).await?))
+    Ok((aws, s3, crate::opening::open_lake(lake, spec).await?))
 }
 
 fn line(r: &BackfillReport, dry_run: bool) -> String {

@@ -25,6 +25,7 @@ mod handler_args;
 mod load;
 mod maintain;
 mod memory;
+mod opening;
 pub mod output;
 mod reconcile;
 mod serve;
@@ -87,21 +88,6 @@ fn init_logging(filter: &str) {
         .try_init();
 }
 
-/// The lake root of `--lake`, resolved the same way by every command (and by the
-/// Lambda): an S3 lake behind an `http://` endpoint is reached over plain HTTP.
-pub(crate) fn lake_root(lake: &str) -> anyhow::Result<deltaload_lake::LakeRoot> {
-    Ok(deltaload_aws::settings::lake_root_from_env(lake)?)
-}
-
-/// The lake at `--lake` with the spec's datasets, its tables created when missing.
-pub(crate) async fn open_lake(lake: &str, spec: &Spec) -> anyhow::Result<deltaload_lake::Lake> {
-    use anyhow::Context;
-    let root = lake_root(lake)?;
-    deltaload_lake::Lake::open_spec(&root, spec)
-        .await
-        .with_context(|| format!("opening the lake at {root}"))
-}
-
 /// The spec of `--spec` (the built-in `orders` without one), narrowed to
 /// `--dataset` when given.
 async fn spec_of(cli: &Cli) -> anyhow::Result<Spec> {
@@ -135,7 +121,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 async fn show(args: args::ShowArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     use std::io::Write;
-    let root = lake_root(&args.lake)?;
+    let root = opening::lake_root(&args.lake)?;
     let table = args::parse_table(&args.table, spec).map_err(anyhow::Error::msg)?;
     let mut opts = args.options();
     opts.key = opts.key.map(|key| located_key(&table, key));

@@ -5,8 +5,7 @@ use crate::output::out;
 use anyhow::Context;
 use deltaload_core::Spec;
 use deltaload_lake::{
-    expand_gzip, local_source, Expanded, LakeError, LoadOptions, LoadOutcome, MemoryBudget, OnDisk,
-    SourceFile,
+    expand_gzip, local_source, Expanded, LoadOptions, LoadOutcome, MemoryBudget, OnDisk, SourceFile,
 };
 use std::path::Path;
 use std::process::ExitCode;
@@ -51,7 +50,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     if args.engine == deltaload_lake::Engine::Merge && chosen.snapshot.is_some() {
         return Err(deltaload_lake::LakeError::SnapshotEngine { dataset }.into());
     }
-    let mut lake = crate::open_lake(&args.lake, spec).await?;
+    let mut lake = crate::opening::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
     let budget = args.memory.budget()?;
     lake.set_memory_budget(budget.clone());
@@ -104,7 +103,7 @@ pub(crate) fn read(
     let shown = path.display().to_string();
     let location = local_source(&shown).map_err(|e| e.to_string())?;
     let io = |source: std::io::Error| {
-        LakeError::ReadSource {
+        deltaload_lake::DataError::ReadSource {
             path: shown.clone(),
             source,
         }

@@ -55,7 +55,7 @@ pub(crate) async fn run(args: MaintainArgs, spec: &Spec) -> anyhow::Result<ExitC
             deltaload_lake::maintain::DEFAULT_RETENTION_HOURS
         );
     }
-    let mut lake = crate::open_lake(&args.lake, spec).await?;
+    let mut lake = crate::opening::open_lake(&args.lake, spec).await?;
     let opts = MaintainOptions {
         target_file_bytes: args.target_file_mb << 20,
         orders_file_bytes: args.orders_file_mb << 20,

@@ -114,7 +114,7 @@ fn time(micros: i64) -> String {
 
 pub(crate) async fn status(args: StatusArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
     // The lake alone: no AWS configuration is read for a lake on local disk.
-    let mut lake = crate::open_lake(&args.lake, spec).await?;
+    let mut lake = crate::opening::open_lake(&args.lake, spec).await?;
     let s = lake.status().await.context("reading the lake's status")?;
     out!("files per day:");
     for (day, status, n) in &s.files_per_day {

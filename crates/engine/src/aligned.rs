@@ -1,10 +1,13 @@
 //! A round's changes laid out as rows of the table: the table's columns in
 //! its order, every one nullable, and the delete flag last.
 
+use crate::changes::Changes;
 use crate::picks::Take;
 use arrow_array::{Array, BooleanArray, RecordBatch};
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 use deltaload_core::Dataset;
+use deltaload_ingest::DataError;
+use std::sync::Arc;
 
 /// The changes of a round aligned on the table: the batch in the table's
 /// column order with the delete flag last, and each dataset column's position.
@@ -56,6 +59,45 @@ impl Aligned {
     pub fn delete_flag(&self) -> usize {
         self.changes.num_columns() - 1
     }
+}
+
+/// `changes` laid out as rows of a table of `schema`: its columns in its
+/// order, every one nullable, the delete flag last. `label` names the table
+/// in errors.
+pub fn align(
+    schema: SchemaRef,
+    dataset: &Arc<Dataset>,
+    changes: &Changes<'_>,
+    loaded_at: i64,
+    label: &str,
+) -> Result<Aligned, DataError> {
+    let changes = changes.target_batch(dataset, loaded_at)?;
+    let source = changes.schema();
+    let mut columns = Vec::with_capacity(schema.fields().len() + 1);
+    for field in schema.fields() {
+        let i = source
+            .index_of(field.name())
+            .map_err(|_| DataError::Invariant {
+                table: label.to_string(),
+                detail: format!("column {:?} of the table is not in the spec", field.name()),
+            })?;
+        columns.push(changes.column(i).clone());
+    }
+    columns.push(changes.column(changes.num_columns() - 1).clone());
+    let mut fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone().with_nullable(true))
+        .collect();
+    fields.push(source.field(source.fields().len() - 1).clone());
+    let changes = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(DataError::arrow(label))?;
+    let position = positions(dataset, &schema).map_err(DataError::arrow(label))?;
+    Ok(Aligned {
+        changes,
+        position,
+        schema,
+    })
 }
 
 /// Each dataset column's position in `schema` (a table's, or the changes'

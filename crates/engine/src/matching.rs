@@ -5,11 +5,12 @@
 //! compared in Arrow's row format (the bytes of [`crate::Order`]'s keys)
 //! through a hash table of the changes' keys: one hash and, most often,
 //! one comparison per row of a file, where a binary search took some
-//! twenty comparisons of the rows' bytes.
+//! twenty comparisons of the rows' bytes. [`among`] answers the same
+//! question of a set of keys that may come twice.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{ArrowError, DataType};
 use std::collections::hash_map::{Entry, HashMap, RandomState};
@@ -80,8 +81,8 @@ impl Hasher for Spent {
 
 impl KeyTable {
     /// The table of `rows`; the first row whose key an earlier one holds is
-    /// the `Err`, as that earlier row.
-    fn new(rows: &Rows, hashing: Hashing) -> Result<Self, u32> {
+    /// the `Err`, as that earlier row (with `skip_twice`, left out instead).
+    fn new(rows: &Rows, hashing: Hashing, skip_twice: bool) -> Result<Self, u32> {
         let n = rows.num_rows();
         let mut heads = HashMap::with_capacity_and_hasher(n, BuildHasherDefault::default());
         let mut next = vec![END; n];
@@ -95,9 +96,14 @@ impl KeyTable {
                     let mut at = *o.get();
                     while at != END {
                         if rows.row(at as usize) == row {
-                            return Err(at);
+                            break;
                         }
                         at = next[at as usize];
+                    }
+                    match at {
+                        END => {}
+                        _ if skip_twice => continue,
+                        _ => return Err(at),
                     }
                     next[i as usize] = *o.get();
                     *o.get_mut() = i;
@@ -166,7 +172,7 @@ impl ChangeKeys {
             .collect();
         let converter = RowConverter::new(fields)?;
         let rows = converter.convert_columns(columns)?;
-        Ok(match KeyTable::new(&rows, hashing) {
+        Ok(match KeyTable::new(&rows, hashing, false) {
             Ok(table) => Ok(Self(Keys::Rows {
                 converter,
                 rows,
@@ -201,6 +207,36 @@ impl ChangeKeys {
             }
         }
     }
+}
+
+/// Which rows of `columns` hold, all together, the values of a row of one
+/// of the batches `of` (its columns `at`, one per column, cast to their
+/// types): the keys of `of` taken as a set (a key may come twice, a null
+/// is a value), found as [`ChangeKeys`] finds them, in the row format.
+pub fn among(
+    columns: &[ArrayRef],
+    of: &[RecordBatch],
+    at: &[usize],
+) -> Result<BooleanArray, ArrowError> {
+    let fields = (columns.iter())
+        .map(|c| SortField::new(c.data_type().clone()))
+        .collect();
+    let converter = RowConverter::new(fields)?;
+    let mut rows = converter.empty_rows(0, 0);
+    for b in of {
+        let cast = (at.iter().zip(columns))
+            .map(|(&i, c)| arrow_cast::cast(b.column(i), c.data_type()))
+            .collect::<Result<Vec<_>, _>>()?;
+        converter.append(&mut rows, &cast)?;
+    }
+    let hashing = Hashing::Random(RandomState::new());
+    let table = KeyTable::new(&rows, hashing, true)
+        .map_err(|_| ArrowError::ComputeError("a key refused where keys may come twice".into()))?;
+    // Each row looked up by its bytes, nothing copied.
+    let looked = converter.convert_columns(columns)?;
+    Ok((0..looked.num_rows())
+        .map(|r| Some(table.find(&rows, looked.row(r).as_ref()).is_some()))
+        .collect())
 }
 
 /// The matches of a file's integer keys: a walk beside the sorted changes

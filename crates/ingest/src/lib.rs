@@ -6,12 +6,26 @@
 //!
 //! - [`columns`]: the Arrow sink, a builder per column.
 //! - [`read_changes`]: a whole file of any format of the dataset.
+//! - [`source`]: a file to load, in memory or on local disk; [`expand`]:
+//!   gzip expanded into memory or onto disk.
+//! - [`budget`]: the memory a load may use, and its spill directory.
+//! - [`values`]: typed values as Arrow arrays, and back.
+//! - [`error`]: what can fail on the data before any table.
 
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod columns;
+pub mod error;
+pub mod expand;
+pub mod source;
+pub mod values;
 
+pub use budget::{cap_allocator_arenas, peak_mib, MemoryBudget, SpillDir};
 pub use columns::Columns;
+pub use error::DataError;
+pub use expand::{expand_gzip, ExpandError, Expanded};
+pub use source::{OnDisk, SourceFile, Unread, UNREAD};
 
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};

@@ -17,164 +17,53 @@
 
 #![warn(missing_docs)]
 
-mod arrow_rows;
-pub mod audit;
-pub mod budget;
-mod changes;
-pub mod error;
-mod evolve;
-mod exact_stats;
-mod expand;
 mod history;
-mod intake;
-mod keys;
-mod ledger;
 mod load;
-pub mod location;
-pub mod maintain;
-mod merge;
-mod merge_source;
-mod outcome;
-mod parsed;
-mod predicates;
-mod recovery;
-mod replace;
-mod retry;
-mod round;
-mod schema;
-mod settle;
-mod show;
+mod ops;
 mod snapshot;
-mod spill;
 mod table;
-mod tombstones;
-mod upsert;
-mod values;
-mod writes;
+mod write;
 
-pub use audit::{DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
-pub use budget::MemoryBudget;
+pub use deltaload_engine::read::{read_changes, FileChanges};
+pub use deltaload_engine::tables::{arrow_type, quoted, TableName};
 pub use deltaload_flow::{LedgerRow, LedgerStatus, LoadOutcome, Loaded};
-pub use error::LakeError;
-pub use expand::{expand_gzip, ExpandError, Expanded};
-pub use location::{lake_url, local_source, LakeRoot};
-pub use maintain::{MaintainOptions, Maintained};
+pub use deltaload_ingest::budget;
+pub use deltaload_ingest::{expand_gzip, ExpandError, Expanded};
+pub use deltaload_ingest::{DataError, MemoryBudget, OnDisk, SourceFile, Unread, UNREAD};
 #[cfg(feature = "faults")]
-pub use outcome::FaultPoint;
-pub use outcome::{LoadOptions, OnDisk, SourceFile, Unread, UNREAD};
-pub use parsed::{read_changes, FileChanges};
-pub use schema::{arrow_type, quoted, TableName, ORDERS_FILE_BYTES};
-pub use show::{
+pub use load::options::FaultPoint;
+pub use load::options::LoadOptions;
+pub use ops::audit::{self, DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
+pub use ops::maintain::{self, MaintainOptions, Maintained};
+pub use ops::show::{
     show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
 };
-pub use upsert::Engine;
-pub use upsert::REWRITE_GROUP_BYTES;
+pub use table::error::{self, LakeError};
+pub use table::location::{self, lake_url, local_source, LakeRoot};
+pub use table::ORDERS_FILE_BYTES;
+pub use write::REWRITE_GROUP_BYTES;
+pub use write::{Engine, EngineWrites, OrdersFiles, Spills};
 
 use deltalake::datafusion::prelude::SessionContext;
-use deltalake::DeltaTable;
 use deltaload_core::{Dataset, Spec};
 use std::sync::Arc;
-
-/// What loads did to stay within the memory budget.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Spills {
-    /// Files too large to read whole, read in pieces into sorted runs.
-    pub files_in_pieces: u64,
-    /// Sorted runs written to the spill directory.
-    pub runs_written: u64,
-    /// The most bytes of parsed changes (measured Arrow arrays) a file read
-    /// in pieces held in memory at once, before writing them to a run.
-    pub most_held: u64,
-    /// Slices of keys upserted one at a time (a file read in pieces, or a
-    /// rewrite that would not fit at once).
-    pub slices: u64,
-}
+use table::retry;
+use table::sets::Tables;
+use write::{Settings, Tally, Writer};
 
 /// The tables of a lake, opened (and created when missing) at `root`.
 pub struct Lake {
     root: LakeRoot,
     ctx: SessionContext,
-    /// The spec it was opened with (its datasets are `sets`').
+    /// The spec it was opened with (its datasets are `tables.sets`').
     spec: Spec,
-    /// Per dataset of the spec, in its order.
-    sets: Vec<DatasetTables>,
-    ledger: DeltaTable,
-    reconciliation: DeltaTable,
+    tables: Tables,
+    /// The engine, the memory budget, what a rewrite reads at once.
+    settings: Settings,
+    /// What the writes did since the lake was opened.
+    tally: Tally,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
-    /// What went through the spill directory, since the lake was opened.
-    spills: Spills,
-    /// What the MERGEs into the datasets' tables read and wrote, since the lake was opened.
-    orders_files: OrdersFiles,
-    /// The engine writing the datasets' tables.
-    engine: Engine,
-    /// The memory a load may use, and where it spills.
-    budget: MemoryBudget,
-    /// Whether delta-rs's MERGE wrote since the keys were last checked for
-    /// doubles (the keyed upsert checks them before it commits).
-    merged_unchecked: bool,
-    /// The version of the commit of the dataset table naming the files of
-    /// the round being loaded (made, or found by recovery), if any: the
-    /// `orders_version` the round records, rather than the version the
-    /// table reached (another writer's, read when the load settled).
-    round_commit: Option<u64>,
-    /// Writes into datasets' tables by the keyed upsert and by delta-rs's
-    /// MERGE, since the lake was opened.
-    writes: EngineWrites,
-    /// The Parquet bytes of rewritten files a copy-on-write upsert reads at
-    /// once (fewer when the memory budget asks it).
-    rewrite_group_bytes: u64,
-    /// A snapshot's high-water marks, for the next keyed commit of its
-    /// dataset's table to set ([`snapshot`]).
-    snapshot_mark: Option<String>,
-}
-
-/// A dataset and its two tables.
-pub(crate) struct DatasetTables {
-    pub dataset: Arc<Dataset>,
-    pub target: DeltaTable,
-    pub rejected: DeltaTable,
-    /// The remembered deletes, for datasets that keep them.
-    pub tombstones: Option<DeltaTable>,
-    /// The versions and the changes they were made of, for datasets that
-    /// keep history.
-    pub history: Option<history::HistoryTables>,
-}
-
-/// Writes into datasets' tables by each engine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EngineWrites {
-    /// By the keyed upsert.
-    pub keyed: u64,
-    /// By delta-rs's MERGE (chosen, or for a table the keyed upsert leaves to it).
-    pub merge: u64,
-    /// Groups of files a copy-on-write keyed upsert read, rewrote and wrote
-    /// one after another (a write with inserts alone counts one).
-    pub groups: u64,
-    /// Changes replayed row by row against their keys' rows and tombstones
-    /// before a write: every change of a round of several files; of one
-    /// file with deletes, its deletes and the changes of keys with a tombstone.
-    pub replayed: u64,
-    /// Deletes of keys the table does not hold, left out of a MERGE that
-    /// writes the change data feed with no sequence (see `merge_source.rs`).
-    pub unknown_deletes_left_out: u64,
-}
-
-/// The data files MERGEs into the datasets' tables scanned, skipped by their
-/// statistics, rewrote (removed) and added, summed since the lake was opened.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OrdersFiles {
-    /// Files whose statistics could hold a changed key (read).
-    pub scanned: u64,
-    /// Files skipped by their statistics.
-    pub skipped: u64,
-    /// Files rewritten (removed).
-    pub rewritten: u64,
-    /// Files added.
-    pub added: u64,
-    /// Files read a second time, for their tie-break columns: a change met
-    /// a row of its own sequence there (keyed upsert, read whole).
-    pub reread: u64,
 }
 
 impl Lake {
@@ -203,63 +92,14 @@ impl Lake {
     }
 
     async fn open_spec_once(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
-        // The tables are opened at once: on S3 each is a few round trips,
-        // and a Lambda's cold start waits for all of them. Each opening runs
-        // to its end before an error is returned: one still replaying its
-        // log when the process exits panics in the Delta kernel's executor.
-        let sets = futures::future::join_all(spec.datasets.iter().map(|d| async move {
-            let (target, rejected) = (TableName::Target(d.clone()), TableName::Rejected(d.clone()));
-            // Both at once; the table's own error first (a changed key also
-            // renames the rejects' key column).
-            let tombstones = TableName::Tombstones(d.clone());
-            let (target, rejected, tombstones) = futures::join!(
-                table::open_or_create(root, &target),
-                table::open_or_create(root, &rejected),
-                async {
-                    match d.keeps_tombstones() {
-                        true => table::open_or_create(root, &tombstones).await.map(Some),
-                        false => Ok(None),
-                    }
-                },
-            );
-            let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
-            snapshot::check_marks(&target, d)?;
-            let history = match d.history {
-                Some(_) => Some(history::HistoryTables::open(root, d).await?),
-                None => None,
-            };
-            Ok::<_, LakeError>(DatasetTables {
-                dataset: d.clone(),
-                target,
-                rejected,
-                tombstones,
-                history,
-            })
-        }));
-        let (sets, ledger, reconciliation) = futures::join!(
-            sets,
-            table::open_or_create(root, &TableName::Ledger),
-            table::open_or_create(root, &TableName::Reconciliation),
-        );
-        let sets = sets.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let (ledger, reconciliation) = (ledger?, reconciliation?);
         Ok(Self {
             root: root.clone(),
             ctx: deltalake::delta_datafusion::create_session().into_inner(),
             spec: spec.clone(),
-            sets,
-            ledger,
-            reconciliation,
+            tables: Tables::open(root, spec).await?,
+            settings: Settings::default(),
+            tally: Tally::default(),
             commit_retries: 0,
-            spills: Spills::default(),
-            orders_files: OrdersFiles::default(),
-            engine: Engine::default(),
-            budget: MemoryBudget::default(),
-            merged_unchecked: false,
-            round_commit: None,
-            writes: EngineWrites::default(),
-            rewrite_group_bytes: upsert::REWRITE_GROUP_BYTES,
-            snapshot_mark: None,
         })
     }
 
@@ -276,7 +116,7 @@ impl Lake {
 
     /// The datasets the lake was opened with.
     pub fn datasets(&self) -> Vec<Arc<Dataset>> {
-        self.sets.iter().map(|s| s.dataset.clone()).collect()
+        self.tables.sets.iter().map(|s| s.dataset.clone()).collect()
     }
 
     /// Load rounds run again after a commit conflict with another writer, since
@@ -288,18 +128,18 @@ impl Lake {
     /// What the loads read in pieces and upserted by slices within the
     /// memory budget, since the lake was opened.
     pub fn spills(&self) -> Spills {
-        self.spills
+        self.tally.spills
     }
 
     /// The data files the MERGEs scanned, skipped, rewrote and added since
     /// the lake was opened.
     pub fn orders_files(&self) -> OrdersFiles {
-        self.orders_files
+        self.tally.orders_files
     }
 
     /// Writes into datasets' tables by each engine since the lake was opened.
     pub fn writes_by_engine(&self) -> EngineWrites {
-        self.writes
+        self.tally.writes
     }
 
     /// Sets the Parquet bytes of the table's files a copy-on-write upsert
@@ -307,18 +147,32 @@ impl Lake {
     /// memory budget may ask for fewer): less holds less memory, and the
     /// new files are the same.
     pub fn set_rewrite_group_bytes(&mut self, bytes: u64) {
-        self.rewrite_group_bytes = bytes.max(1);
+        self.settings.rewrite_group_bytes = bytes.max(1);
+    }
+
+    /// Selects the engine of later loads (the keyed upsert by default).
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.settings.engine = engine;
+    }
+
+    /// Sets the memory budget of later loads (none by default).
+    pub fn set_memory_budget(&mut self, budget: MemoryBudget) {
+        self.settings.budget = budget;
+    }
+
+    /// The memory budget of loads.
+    pub fn memory_budget(&self) -> &MemoryBudget {
+        &self.settings.budget
     }
 
     /// The current version of the first dataset's table (`orders` without a spec).
     pub fn orders_version(&self) -> Option<u64> {
-        self.sets.first().and_then(|s| s.target.version())
+        self.tables.sets.first().and_then(|s| s.target.version())
     }
 
     /// The index of the dataset called `name`.
-    pub(crate) fn set_index(&self, name: &str) -> Result<usize, LakeError> {
-        self.sets
-            .iter()
+    fn set_index(&self, name: &str) -> Result<usize, LakeError> {
+        (self.tables.sets.iter())
             .position(|s| s.dataset.name == name)
             .ok_or_else(|| LakeError::UnknownDataset {
                 name: name.to_string(),
@@ -327,18 +181,135 @@ impl Lake {
     }
 
     /// The names of the lake's datasets, in the spec's order.
-    pub(crate) fn dataset_names(&self) -> Vec<String> {
-        self.sets.iter().map(|s| s.dataset.name.clone()).collect()
+    fn dataset_names(&self) -> Vec<String> {
+        self.tables
+            .sets
+            .iter()
+            .map(|s| s.dataset.name.clone())
+            .collect()
+    }
+
+    /// The writer of dataset `ds`'s tables (tests).
+    #[cfg(test)]
+    pub(crate) fn writer(&mut self, ds: usize) -> Writer<'_> {
+        Writer {
+            set: &mut self.tables.sets[ds],
+            ctx: &self.ctx,
+            root: &self.root,
+            settings: &self.settings,
+            tally: &mut self.tally,
+        }
     }
 }
 
-/// A pseudo-random number below `n`: a fixed sequence per `state` (tests).
-#[cfg(test)]
-pub(crate) fn test_random(state: &mut u64, n: u64) -> u64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 33) % n
+impl Lake {
+    /// Loads one file version into the lake's only dataset; see [`Lake::load_into`].
+    pub async fn load(
+        &mut self,
+        file: &SourceFile,
+        opts: LoadOptions,
+    ) -> Result<LoadOutcome, LakeError> {
+        let mut outcomes = self.load_batch(vec![file.clone()], opts).await?;
+        outcomes.pop().ok_or_else(|| LakeError::Invariant {
+            table: "ledger".into(),
+            detail: format!("the load of {} gave no outcome", file.location),
+        })
+    }
+
+    /// Loads files into the lake's only dataset; see [`Lake::load_into`].
+    pub async fn load_batch(
+        &mut self,
+        files: Vec<SourceFile>,
+        opts: LoadOptions,
+    ) -> Result<Vec<LoadOutcome>, LakeError> {
+        let name = match self.tables.sets.as_slice() {
+            [only] => only.dataset.name.clone(),
+            _ => {
+                return Err(LakeError::DatasetNeeded {
+                    known: self.dataset_names(),
+                })
+            }
+        };
+        self.load_into(&name, files, opts).await
+    }
+
+    /// Loads files into dataset `dataset` together (see
+    /// [`deltaload_flow::load`]): one commit per table for each round, one
+    /// outcome per file, in the order given. A file given twice with the same
+    /// content is loaded once and reported skipped the second time. On error
+    /// nothing is recorded in the ledger for the round that failed, and
+    /// running the same files again completes the load. Each file's content
+    /// is let go once it is read (unless a copy of the file still holds it).
+    pub async fn load_into(
+        &mut self,
+        dataset: &str,
+        files: Vec<SourceFile>,
+        opts: LoadOptions,
+    ) -> Result<Vec<LoadOutcome>, LakeError> {
+        let ds = self.set_index(dataset)?;
+        let shared = load::Shared {
+            ledger: &mut self.tables.ledger,
+            reconciliation: &mut self.tables.reconciliation,
+            commit_retries: &mut self.commit_retries,
+        };
+        let writer = Writer {
+            set: &mut self.tables.sets[ds],
+            ctx: &self.ctx,
+            root: &self.root,
+            settings: &self.settings,
+            tally: &mut self.tally,
+        };
+        load::load_into(writer, shared, files, opts).await
+    }
+}
+
+impl Lake {
+    /// What the operator's commands work on.
+    fn ops(&mut self) -> ops::Ops<'_> {
+        ops::Ops {
+            tables: &mut self.tables,
+            ctx: &self.ctx,
+            spec: &self.spec,
+        }
+    }
+
+    /// Maintains the lake's tables in turn: compaction, checkpoints, vacuum
+    /// and the tombstones' expiry, as `opts` asks ([`maintain`]).
+    pub async fn maintain(&mut self, opts: MaintainOptions) -> Result<Vec<Maintained>, LakeError> {
+        self.ops().maintain(opts).await
+    }
+
+    /// The ledger's rows for locations starting with `prefix`, by location.
+    pub async fn ledger_files(
+        &mut self,
+        prefix: &str,
+    ) -> Result<std::collections::HashMap<String, Vec<RecordedVersion>>, LakeError> {
+        self.ops().ledger_files(prefix).await
+    }
+
+    /// File versions under `prefix` whose reconciliation row does not balance
+    /// (checked again from its figures, not from its `balanced` column).
+    pub async fn unbalanced_files(&mut self, prefix: &str) -> Result<Vec<String>, LakeError> {
+        self.ops().unbalanced_files(prefix).await
+    }
+
+    /// Keys found more than once in each dataset's table, with how often
+    /// (at most `limit` per table).
+    pub async fn duplicate_keys(&mut self, limit: usize) -> Result<Vec<DuplicateKey>, LakeError> {
+        self.ops().duplicate_keys(limit).await
+    }
+
+    /// Rejected rows whose file version the ledger does not hold as loaded.
+    pub async fn orphan_rejects(&mut self) -> Result<Vec<OrphanRejects>, LakeError> {
+        self.ops().orphan_rejects().await
+    }
+
+    /// Files per day and status, table sizes and versions, the last load, the
+    /// oldest refused file and the loads that did not finish (of the
+    /// datasets of the lake's spec, when it was narrowed to some).
+    pub async fn status(&mut self) -> Result<LakeStatus, LakeError> {
+        self.ops().status().await
+    }
 }
 
 /// A lake in a new temporary directory holding the datasets of spec `text`

@@ -7,18 +7,18 @@
 //! range: [`super::write`]).
 
 use super::write::{aligned, next_of, HistoryWriter, WRITER};
-use crate::error::LakeError;
-use crate::merge::MergedFile;
-use crate::schema::TableName;
-use crate::snapshot::rows_of;
-use crate::upsert::{candidates, delta_error, read_files, stats_prefix, write_files};
-use crate::upsert::{KeyBounds, Replacement, TargetFile};
+use crate::table::error::LakeError;
+use crate::write::merge::MergedFile;
+use crate::write::upsert::{candidates, delta_error, read_files, stats_prefix, write_files};
+use crate::write::upsert::{KeyBounds, Replacement, TargetFile};
 use deltalake::arrow::array::{Array, AsArray, RecordBatch};
 use deltalake::arrow::datatypes::Int64Type;
 use deltalake::arrow::datatypes::SchemaRef;
 use deltalake::arrow::error::ArrowError;
 use deltalake::DeltaTable;
 use deltaload_core::Dataset;
+use deltaload_engine::snapshot::diff::rows_of;
+use deltaload_engine::tables::TableName;
 use deltaload_flow::FileKey;
 use futures::StreamExt;
 use std::collections::HashSet;
@@ -50,12 +50,12 @@ impl HistoryWriter {
         let label = TableName::History(dataset.clone()).as_str();
         let table = &mut self.tables.versions;
         if let Some(reason) =
-            crate::upsert::unsupported(table).map_err(delta_error(table, &label))?
+            crate::write::upsert::unsupported(table).map_err(delta_error(table, &label))?
         {
             tracing::debug!(table = %label, reason, "the history's versions replaced by range");
             return Ok(Marks::ByRange);
         }
-        crate::upsert::allow_deletion_vectors(table, &label).await?;
+        crate::write::upsert::allow_deletion_vectors(table, &label).await?;
         let key = &dataset.columns[dataset.keys[0]].name;
         let bounds = KeyBounds::of_column(touched.column(dataset.keys[0]));
         let (files, _) = candidates(table, key, &bounds, stats_prefix(table))
@@ -72,9 +72,9 @@ impl HistoryWriter {
         }
         let store = table.object_store();
         let (removes, kept, dv_file) =
-            crate::upsert::marked(&store, &files, &which, &changed, &label).await?;
+            crate::write::upsert::marked(&store, &files, &which, &changed, &label).await?;
         let rows = aligned(&schema, &[versions]).map_err(LakeError::arrow(&label))?;
-        let written = write_files(table, &rows, crate::ORDERS_FILE_BYTES, &label).await?;
+        let written = write_files(table, &rows, crate::table::ORDERS_FILE_BYTES, &label).await?;
         let named = MergedFile {
             location: &file.location,
             content_id: &file.content_id,
@@ -97,8 +97,8 @@ impl HistoryWriter {
     pub(super) async fn commit_marks(&mut self, ready: Replacement) -> Result<(), LakeError> {
         let label = TableName::History(self.dataset.clone()).as_str();
         let table = &mut self.tables.versions;
-        let sizes = (crate::ORDERS_FILE_BYTES, None);
-        let (written, _) = crate::upsert::commit(table, ready, sizes, &label).await?;
+        let sizes = (crate::table::ORDERS_FILE_BYTES, None);
+        let (written, _) = crate::write::upsert::commit(table, ready, sizes, &label).await?;
         *table = written;
         Ok(())
     }
@@ -142,7 +142,7 @@ pub(super) enum Touched {
 impl Touched {
     /// The keys of `touched` (the dataset's columns).
     pub(super) fn of(dataset: &Dataset, touched: &RecordBatch) -> Result<Self, ArrowError> {
-        if let Some(ints) = super::bigint_key(dataset, touched) {
+        if let Some(ints) = deltaload_engine::history::bigint_key(dataset, touched) {
             return Ok(Self::Ints(ints.iter().flatten().collect()));
         }
         let rows = rows_of(touched, &dataset.keys)?;

@@ -6,7 +6,7 @@
 //! Either may commit first. Each can run again and change nothing (the log
 //! takes a file's changes once, the versions are a function of the log),
 //! and a round that fails either is loaded again: the table's commit is
-//! then recovered ([`crate::recovery`]) and the history written in the
+//! then recovered ([`crate::load::recovery`]) and the history written in the
 //! round as for any recovered file. The ledger's entry, which ends a load,
 //! waits for both.
 //! A load dropped while the task runs leaves it to end alone (its writes
@@ -15,10 +15,10 @@
 
 use super::write::{FileChanges, HistoryWriter};
 use super::HistoryTables;
-use crate::error::LakeError;
-use crate::parsed::Parsed;
-use crate::Lake;
+use crate::table::error::LakeError;
+use crate::write::Writer;
 use deltalake::arrow::array::RecordBatch;
+use deltaload_engine::parsed::Parsed;
 use deltaload_flow::FileKey;
 use tokio::task::JoinHandle;
 
@@ -36,42 +36,39 @@ type Written = (HistoryWriter, Result<Vec<(u64, u64)>, LakeError>);
 /// A round's history being written: each file's versions opened and
 /// closed once it ends, and the tables to give back.
 pub(crate) struct Pending {
-    ds: usize,
     task: JoinHandle<Written>,
 }
 
-impl Lake {
-    /// Writes a file's `changes` into dataset `ds`'s history (nothing for
+impl Writer<'_> {
+    /// Writes a file's `changes` into the dataset's history (nothing for
     /// a dataset that keeps none). Returns the versions opened and closed.
     pub(crate) async fn write_changes_history(
         &mut self,
-        ds: usize,
         changes: FileChanges<'_>,
         loaded_at: i64,
     ) -> Result<(u64, u64), LakeError> {
-        let Some(mut writer) = self.history_writer(ds).await? else {
+        let Some(mut writer) = self.history_writer().await? else {
             return Ok((0, 0));
         };
         let written = writer.write(changes, loaded_at).await;
-        self.sets[ds].history = Some(writer.into_tables());
+        self.set.history = Some(writer.into_tables());
         written
     }
 
-    /// Starts writing the files `parsed` into dataset `ds`'s history, in
+    /// Starts writing the files `parsed` into the dataset's history, in
     /// their order, on a task of its own (`forced`: the load was forced,
     /// [`super::write::FileChanges::forced`]): `None` for a dataset that keeps
     /// none, and for a snapshot dataset (its history follows its commit).
-    /// [`Lake::finish_history`] must follow.
+    /// [`Writer::finish_history`] must follow.
     pub(crate) async fn spawn_history(
         &mut self,
-        ds: usize,
         parsed: &[Parsed],
         (loaded_at, forced): (i64, bool),
     ) -> Result<Option<Pending>, LakeError> {
-        if self.sets[ds].dataset.snapshot.is_some() {
+        if self.set.dataset.snapshot.is_some() {
             return Ok(None);
         }
-        let Some(mut writer) = self.history_writer(ds).await? else {
+        let Some(mut writer) = self.history_writer().await? else {
             return Ok(None);
         };
         let files: Vec<Owned> = (parsed.iter())
@@ -101,7 +98,7 @@ impl Lake {
             }
             (writer, Ok(versions))
         });
-        Ok(Some(Pending { ds, task }))
+        Ok(Some(Pending { task }))
     }
 
     /// Waits for the history `pending` (none: no versions, `files` times)
@@ -112,36 +109,36 @@ impl Lake {
         pending: Option<Pending>,
         files: usize,
     ) -> Result<Vec<(u64, u64)>, LakeError> {
-        let Some(Pending { ds, task }) = pending else {
+        let Some(Pending { task }) = pending else {
             return Ok(vec![(0, 0); files]);
         };
         match task.await {
             Ok((writer, written)) => {
-                self.sets[ds].history = Some(writer.into_tables());
+                self.set.history = Some(writer.into_tables());
                 written
             }
             Err(stopped) => {
                 // The tables went with the task: the next writer opens them.
                 Err(LakeError::Invariant {
-                    table: self.sets[ds].dataset.history_table(),
+                    table: self.set.dataset.history_table(),
                     detail: format!("the history's writing stopped: {stopped}"),
                 })
             }
         }
     }
 
-    /// A writer of dataset `ds`'s history, holding its tables until they
+    /// A writer of the dataset's history, holding its tables until they
     /// are given back: `None` for a dataset that keeps none. Tables not
     /// given back (a load dropped while its history's task ran) are opened
     /// again.
-    async fn history_writer(&mut self, ds: usize) -> Result<Option<HistoryWriter>, LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+    async fn history_writer(&mut self) -> Result<Option<HistoryWriter>, LakeError> {
+        let dataset = self.set.dataset.clone();
         if dataset.history.is_none() {
             return Ok(None);
         }
-        let tables = match self.sets[ds].history.take() {
+        let tables = match self.set.history.take() {
             Some(tables) => tables,
-            None => HistoryTables::open(&self.root, &dataset).await?,
+            None => HistoryTables::open(self.root, &dataset).await?,
         };
         Ok(Some(HistoryWriter::new(dataset, tables)))
     }

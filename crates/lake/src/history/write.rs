@@ -4,14 +4,11 @@
 //! the history's tables and a query context, so the history can be
 //! written while the dataset's table is ([`super::task`]).
 
-use super::fold::{fold, Version};
-use super::log_rows::{flagged, folded_schema, log_rows, of_file, Origin};
 use super::marked::{Marks, Touched};
-use super::{log_schema, schema, HistoryTables};
-use crate::error::LakeError;
-use crate::keys::keyed_rows;
-use crate::schema::TableName;
+use super::HistoryTables;
+use crate::table::error::LakeError;
 use crate::table::select_where;
+use crate::write::keys::keyed_rows;
 use deltalake::arrow::array::UInt32Array;
 use deltalake::arrow::array::{Array, ArrayRef, RecordBatch};
 use deltalake::arrow::compute::{cast, concat_batches, take, take_record_batch};
@@ -24,6 +21,10 @@ use deltalake::kernel::Transaction;
 use deltalake::protocol::SaveMode;
 use deltalake::DeltaTable;
 use deltaload_core::Dataset;
+use deltaload_engine::history::fold::{fold, Version};
+use deltaload_engine::history::log_rows::{flagged, folded_schema, log_rows, of_file, Origin};
+use deltaload_engine::history::{log_schema, schema};
+use deltaload_engine::tables::TableName;
 use deltaload_flow::FileKey;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -75,7 +76,7 @@ pub(crate) struct HistoryWriter {
 impl HistoryWriter {
     /// A writer of `dataset`'s history `tables`.
     pub(crate) fn new(dataset: Arc<Dataset>, tables: HistoryTables) -> Self {
-        let ctx = crate::keys::keys_session();
+        let ctx = crate::write::keys::keys_session();
         Self {
             dataset,
             tables,
@@ -249,7 +250,7 @@ impl HistoryWriter {
                 .map_err(LakeError::delta(&label, log.table_url()))?;
             let rows = aligned(&snapshot.snapshot().arrow_schema(), &[new]);
             let rows = rows.map_err(LakeError::arrow(&label))?;
-            crate::upsert::append(&log, &rows, writer(LOG_WRITER, &log), &label).await
+            crate::write::upsert::append(&log, &rows, writer(LOG_WRITER, &log), &label).await
         })
     }
 
@@ -340,14 +341,14 @@ fn versions(
 fn key_range(dataset: &Dataset, touched: &RecordBatch) -> Result<Expr, ArrowError> {
     let first = dataset.keys[0];
     let column = touched.column(first);
-    if !crate::predicates::literal_compares(dataset.columns[first].ty) || column.is_empty() {
+    if !crate::table::predicates::literal_compares(dataset.columns[first].ty) || column.is_empty() {
         return Ok(lit(true));
     }
     let sorted = deltalake::arrow::compute::sort_to_indices(column, None, None)?;
     let bound = |i: usize| ScalarValue::try_from_array(column, sorted.value(i) as usize);
     let (low, high) = (bound(0)?, bound(sorted.len() - 1)?);
     let name = &dataset.columns[first].name;
-    Ok(crate::predicates::column(name).between(lit(low), lit(high)))
+    Ok(crate::table::predicates::column(name).between(lit(low), lit(high)))
 }
 
 /// The rows of `held` (versions) whose key is not one of `touched`'s.

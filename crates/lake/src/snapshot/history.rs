@@ -6,40 +6,39 @@
 //!
 //! The table first: what a snapshot changes depends on the table it is held
 //! against, so only a committed snapshot's changes are the table's. A load
-//! stopped after that commit finds it again ([`Lake::recovered_snapshot_history`])
+//! stopped after that commit finds it again ([`Writer::recovered_snapshot_history`])
 //! and holds the snapshot against the version before it, which gives the
 //! same changes; the history takes a file's changes once.
 
-use crate::error::LakeError;
 use crate::history::FileChanges;
-use crate::merge::MergeCommit;
-use crate::parsed::Parsed;
-use crate::Lake;
+use crate::table::error::LakeError;
+use crate::write::merge::MergeCommit;
+use crate::write::Writer;
 use deltalake::arrow::array::{AsArray, Int64Array, RecordBatch};
 use deltalake::arrow::compute::cast;
 use deltalake::arrow::compute::kernels::zip::zip;
 use deltalake::arrow::datatypes::DataType;
 use deltalake::arrow::error::ArrowError;
 use deltaload_core::Dataset;
+use deltaload_engine::parsed::Parsed;
 use deltaload_flow::FileKey;
 use std::collections::HashMap;
 
-impl Lake {
+impl Writer<'_> {
     /// Writes `changes`, what the snapshot `p` of sequence `at` changed in
-    /// dataset `ds`'s table, into its history, at `loaded_at`. Returns the
+    /// the dataset's table, into its history, at `loaded_at`. Returns the
     /// versions opened and closed. A snapshot loaded again on purpose
     /// (`forced`) changed the table again: its changes are logged again, at
     /// their new load time, which ranks them above those of the snapshots
     /// loaded before at the same sequence, as in the table.
     pub(super) async fn snapshot_history(
         &mut self,
-        ds: usize,
         p: &Parsed,
         changes: RecordBatch,
         at: i64,
         (loaded_at, forced): (i64, bool),
     ) -> Result<(u64, u64), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+        let dataset = self.set.dataset.clone();
         if dataset.history.is_none() {
             return Ok((0, 0));
         }
@@ -51,7 +50,7 @@ impl Lake {
             all: &changes,
             forced,
         };
-        self.write_changes_history(ds, file, loaded_at).await
+        self.write_changes_history(file, loaded_at).await
     }
 
     /// Writes the history of each file of a snapshot dataset's round whose
@@ -59,43 +58,41 @@ impl Lake {
     /// it may be missing). Returns each file's versions opened and closed.
     pub(crate) async fn recovered_snapshot_histories(
         &mut self,
-        ds: usize,
         parsed: &[Parsed],
         recovered: &HashMap<FileKey, MergeCommit>,
         load: (i64, bool),
     ) -> Result<Vec<(u64, u64)>, LakeError> {
-        let snapshot = self.sets[ds].dataset.snapshot.is_some();
+        let snapshot = self.set.dataset.snapshot.is_some();
         let mut versions = vec![(0, 0); parsed.len()];
         for (p, written) in parsed.iter().zip(&mut versions) {
             if let (Some(c), true) = (recovered.get(&p.key), snapshot) {
-                *written = (self.recovered_snapshot_history(ds, p, c.version, load)).await?;
+                *written = (self.recovered_snapshot_history(p, c.version, load)).await?;
             }
         }
         Ok(versions)
     }
 
-    /// The history of the snapshot `p` whose commit of dataset `ds`'s
+    /// The history of the snapshot `p` whose commit of the dataset's
     /// table, `version`, a load stopped after: the snapshot held against
     /// the version before, as it was when it committed.
     async fn recovered_snapshot_history(
         &mut self,
-        ds: usize,
         p: &Parsed,
         version: u64,
         load: (i64, bool),
     ) -> Result<(u64, u64), LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+        let dataset = self.set.dataset.clone();
         let (true, Some(before)) = (dataset.history.is_some(), version.checked_sub(1)) else {
             return Ok((0, 0));
         };
-        let mut table = self.sets[ds].target.clone();
+        let mut table = self.set.target.clone();
         let url = table.table_url().clone();
         (table.load_version(before as _).await).map_err(LakeError::delta(&dataset.name, &url))?;
-        let Some(held) = self.hold(ds, p, &table).await? else {
+        let Some(held) = self.hold(p, &table).await? else {
             return Ok((0, 0));
         };
         match held.mark {
-            Some(_) => (self.snapshot_history(ds, p, held.diff.changes, held.at, load)).await,
+            Some(_) => (self.snapshot_history(p, held.diff.changes, held.at, load)).await,
             None => Ok((0, 0)),
         }
     }

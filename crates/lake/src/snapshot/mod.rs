@@ -6,16 +6,11 @@
 //! there, in any load order. The rows and the new marks are one commit of
 //! the keyed upsert, so two snapshots committing at once conflict.
 
-mod diff;
 mod history;
-mod marks;
 
-use crate::changes::Changes;
-use crate::error::LakeError;
-use crate::merge::MergedFile;
-use crate::parsed::Parsed;
-use crate::schema::TableName;
-use crate::Lake;
+use crate::table::error::LakeError;
+use crate::write::merge::MergedFile;
+use crate::write::{Made, Writer};
 use deltalake::arrow::array::{AsArray, RecordBatch};
 use deltalake::arrow::compute::{cast, concat_batches};
 use deltalake::arrow::datatypes::{DataType, Int64Type};
@@ -23,9 +18,12 @@ use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::prelude::{lit, Expr};
 use deltalake::DeltaTable;
 use deltaload_core::{key_date, key_dates, Dataset, MergeCounts, Snapshot, SnapshotOrder};
-pub(crate) use diff::rows_of;
-pub(crate) use marks::MARKS_PROPERTY;
-use marks::{Marks, Verdict};
+use deltaload_engine::changes::Changes;
+use deltaload_engine::parsed::Parsed;
+use deltaload_engine::snapshot::diff;
+use deltaload_engine::snapshot::marks::MARKS_PROPERTY;
+use deltaload_engine::snapshot::marks::{Marks, Verdict};
+use deltaload_engine::tables::TableName;
 use std::sync::Arc;
 
 /// Why the file at `location` cannot be placed among its dataset's
@@ -99,46 +97,17 @@ pub(crate) fn retired(counts: MergeCounts) -> MergeCounts {
     }
 }
 
-/// The marks of `table`, a snapshot dataset's: refused when taken by
-/// another order or scope than the spec's.
-fn marks_of(
-    table: &DeltaTable,
-    dataset: &Dataset,
-    snapshot: &Snapshot,
-) -> Result<Marks, LakeError> {
-    let order = snapshot.order_name(&dataset.columns);
-    let scope: Vec<String> = (snapshot.scope.iter())
-        .map(|&i| dataset.columns[i].name.clone())
-        .collect();
-    let text = crate::table::property(table, &dataset.name, MARKS_PROPERTY)?;
-    Marks::read(text.as_deref(), &order, &scope).map_err(|detail| LakeError::Invariant {
-        table: dataset.name.clone(),
-        detail,
-    })
-}
-
-/// Whether a snapshot dataset's table can load its spec's snapshots (the
-/// same order and scope as those it loaded), checked when the lake opens so
-/// that a changed spec stops the command before any file is claimed.
-pub(crate) fn check_marks(table: &DeltaTable, dataset: &Dataset) -> Result<(), LakeError> {
-    match &dataset.snapshot {
-        Some(snapshot) => marks_of(table, dataset, snapshot).map(|_| ()),
-        None => Ok(()),
-    }
-}
-
-impl Lake {
-    /// Loads the snapshot `p` into dataset `ds`'s table, at `loaded_at`
+impl Writer<'_> {
+    /// Loads the snapshot `p` into the dataset's table, at `loaded_at`
     /// (`forced`: loaded again on purpose); returns the upsert's counts (its
-    /// deletes are the snapshot's retired rows).
+    /// deletes are the snapshot's retired rows) and what it made.
     pub(crate) async fn merge_snapshot(
         &mut self,
-        ds: usize,
         p: &Parsed,
         (loaded_at, forced): (i64, bool),
-    ) -> Result<MergeCounts, LakeError> {
-        let label = self.sets[ds].dataset.name.clone();
-        if let Some(reason) = self.merge_reason(ds)? {
+    ) -> Result<(MergeCounts, Made), LakeError> {
+        let label = self.set.dataset.name.clone();
+        if let Some(reason) = self.merge_reason()? {
             return Err(LakeError::Invariant {
                 table: label,
                 detail: format!(
@@ -147,31 +116,26 @@ impl Lake {
                 ),
             });
         }
-        let Some(held) = self.hold(ds, p, &self.sets[ds].target).await? else {
-            return Ok(MergeCounts::default());
+        let Some(held) = self.hold(p, &self.set.target).await? else {
+            return Ok((MergeCounts::default(), Made::default()));
         };
         // Only a snapshot that applies changes rows, and so the history.
         let history = (held.mark.is_some()).then(|| held.diff.changes.clone());
         let changes = held.diff.changes;
-        let mut counts =
-            (self.upsert_snapshot(ds, p, changes, (held.mark, held.renewed), loaded_at)).await?;
+        let (mut counts, made) =
+            (self.upsert_snapshot(p, changes, (held.mark, held.renewed), loaded_at)).await?;
         if let Some(changes) = history {
             (counts.opened, counts.closed) = self
-                .snapshot_history(ds, p, changes, held.at, (loaded_at, forced))
+                .snapshot_history(p, changes, held.at, (loaded_at, forced))
                 .await?;
         }
-        Ok(counts)
+        Ok((counts, made))
     }
 
-    /// The snapshot `p` held against `table` (dataset `ds`'s table, at its
+    /// The snapshot `p` held against `table` (the dataset's table, at its
     /// latest version or an earlier one): `None` for a snapshot without rows.
-    async fn hold(
-        &self,
-        ds: usize,
-        p: &Parsed,
-        table: &DeltaTable,
-    ) -> Result<Option<Held>, LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+    async fn hold(&self, p: &Parsed, table: &DeltaTable) -> Result<Option<Held>, LakeError> {
+        let dataset = self.set.dataset.clone();
         let label = dataset.name.clone();
         let Some(snapshot) = dataset.snapshot.clone() else {
             return Ok(None);
@@ -180,14 +144,14 @@ impl Lake {
             tracing::warn!(file = %p.key.location, "the snapshot has no row, so no sequence: it changes nothing");
             return Ok(None);
         };
-        let mut marks = marks_of(table, &dataset, &snapshot)?;
+        let mut marks = crate::table::properties::marks_of(table, &dataset, &snapshot)?;
         let before = marks.clone();
         let kept = admitted(&snapshot, p, &mut marks, at).map_err(LakeError::arrow(&label))?;
         let applies = kept.is_some();
         let rows = diff::take_rows(&p.changes, kept.as_deref().unwrap_or_default())
             .map_err(LakeError::arrow(&label))?;
         let held = match applies {
-            true => self.held_rows(ds, &rows, table).await?,
+            true => self.held_rows(&rows, table).await?,
             // Older in every scope: no row of the table is compared.
             false => (rows.project(&(0..dataset.columns.len()).collect::<Vec<_>>()))
                 .map_err(LakeError::arrow(&label))?,
@@ -222,13 +186,12 @@ impl Lake {
     /// nothing to write, commits the mark alone when it was `renewed`.
     async fn upsert_snapshot(
         &mut self,
-        ds: usize,
         p: &Parsed,
         changes: RecordBatch,
         (mark, renewed): (Option<String>, bool),
         loaded_at: i64,
-    ) -> Result<MergeCounts, LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+    ) -> Result<(MergeCounts, Made), LakeError> {
+        let dataset = self.set.dataset.clone();
         let changes = Changes::of_file(changes, &p.key.location);
         let files = [MergedFile {
             location: &p.key.location,
@@ -242,29 +205,28 @@ impl Lake {
             tie_break: Vec::new(),
             ..(*dataset).clone()
         };
-        self.sets[ds].dataset = Arc::new(whole);
-        self.snapshot_mark = mark;
-        let written = self.upsert_target(ds, &changes, &files, loaded_at).await;
-        self.sets[ds].dataset = dataset.clone();
-        let left = self.snapshot_mark.take();
-        let (counts, _) = written?;
-        if let Some(mark) = left.filter(|_| renewed) {
+        self.set.dataset = Arc::new(whole);
+        let mut mark = mark;
+        let written = (self.upsert_marked(&changes, &files, loaded_at, &mut mark)).await;
+        self.set.dataset = dataset.clone();
+        let (counts, made) = written?;
+        if let Some(mark) = mark.filter(|_| renewed) {
             // Nothing to write, but a newer snapshot: its marks alone.
-            let target = &mut self.sets[ds].target;
-            crate::table::set_property(target, &dataset.name, MARKS_PROPERTY, &mark).await?;
+            let target = &mut self.set.target;
+            crate::table::properties::set_property(target, &dataset.name, MARKS_PROPERTY, &mark)
+                .await?;
         }
-        Ok(counts)
+        Ok((counts, made))
     }
 
     /// The table's rows in the scopes of the snapshot's `rows`, cast to
     /// their types.
     async fn held_rows(
         &self,
-        ds: usize,
         rows: &RecordBatch,
         table: &DeltaTable,
     ) -> Result<RecordBatch, LakeError> {
-        let dataset = self.sets[ds].dataset.clone();
+        let dataset = self.set.dataset.clone();
         let label = dataset.name.clone();
         let width = dataset.columns.len();
         let names = dataset.column_names();
@@ -272,7 +234,7 @@ impl Lake {
         let arrow = || LakeError::arrow(&label);
         let scope = (dataset.snapshot.as_ref()).map_or(Vec::new(), |s| s.scope.clone());
         let only = in_scopes(&dataset, rows, &scope).map_err(arrow())?;
-        let batches = crate::table::select_where(&self.ctx, table, &name, &names, only).await?;
+        let batches = crate::table::select_where(self.ctx, table, &name, &names, only).await?;
         let columns: Vec<usize> = (0..width).collect();
         let schema = Arc::new(rows.schema().project(&columns).map_err(arrow())?);
         let aligned = batches
@@ -295,7 +257,7 @@ fn in_scopes(
     rows: &RecordBatch,
     scope: &[usize],
 ) -> Result<Expr, deltalake::arrow::error::ArrowError> {
-    let plain = |c: &usize| crate::predicates::literal_compares(dataset.columns[*c].ty);
+    let plain = |c: &usize| crate::table::predicates::literal_compares(dataset.columns[*c].ty);
     if scope.is_empty() || !scope.iter().all(plain) {
         return Ok(lit(true));
     }
@@ -304,7 +266,7 @@ fn in_scopes(
         let at = holding[0] as usize;
         let mut parts = Vec::with_capacity(scope.len());
         for &c in scope {
-            let column = crate::predicates::column(&dataset.columns[c].name);
+            let column = crate::table::predicates::column(&dataset.columns[c].name);
             let value = ScalarValue::try_from_array(rows.column(c), at)?;
             parts.push(match value.is_null() {
                 true => column.is_null(),

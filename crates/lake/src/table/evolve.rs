@@ -1,0 +1,308 @@
+//! An existing table held against what the spec declares: a nullable column
+//! the spec added is added to the table (older rows read null, nothing is
+//! rewritten); any other difference refuses to start, naming both definitions.
+
+use crate::table::error::LakeError;
+use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+use deltalake::kernel::{StructField, StructType};
+use deltalake::DeltaTable;
+use deltaload_engine::tables::TableName;
+
+/// The table property recording a dataset's keys, written when its table is created.
+// (Not under `delta`: Delta readers parse every property named so.)
+const KEYS_PROPERTY: &str = "io.deltaload.keys";
+
+/// The table's partition columns, as the spec declares them.
+pub(crate) fn partition_columns(name: &TableName) -> Vec<String> {
+    match name {
+        TableName::Target(d) => d
+            .names(&d.partition_by)
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The table property setting how many commits separate two checkpoints.
+pub(crate) const CHECKPOINT_INTERVAL_PROPERTY: &str = "delta.checkpointInterval";
+
+/// Commits between two checkpoints of every table deltaload creates (Delta's
+/// default is 100). Opening a table reads its last checkpoint and every
+/// commit after it, one request each on S3: with small files committing four
+/// times each, a Lambda's cold start read up to 99 commits per table (550 ms
+/// on LocalStack with 60). Every tenth commit writes the checkpoint instead.
+pub(crate) const CHECKPOINT_INTERVAL: u64 = 10;
+
+/// The table properties deltaload records at creation: the checkpoint
+/// interval, a dataset's keys and its change data feed.
+pub(crate) fn configuration(name: &TableName) -> Vec<(String, Option<String>)> {
+    let mut properties = vec![(
+        CHECKPOINT_INTERVAL_PROPERTY.to_string(),
+        Some(CHECKPOINT_INTERVAL.to_string()),
+    )];
+    if let Some(keys) = keys_property(name) {
+        properties.push((KEYS_PROPERTY.to_string(), Some(keys)));
+    }
+    // From its first version: a reader refuses a feed from a version
+    // where it was off.
+    if matches!(name, TableName::Target(d) if d.change_data_feed) {
+        properties.push((
+            crate::table::properties::CHANGE_DATA_FEED.to_string(),
+            Some("true".into()),
+        ));
+    }
+    if let Some(columns) = crate::table::stats::stats_columns(&name.schema()) {
+        let key = crate::table::stats::STATS_COLUMNS.to_string();
+        properties.push((key, Some(columns)));
+    }
+    properties
+}
+
+/// The value of the keys property of a dataset's table: its key columns,
+/// comma-separated; none for the other tables.
+fn keys_property(name: &TableName) -> Option<String> {
+    match name {
+        TableName::Target(d) => Some(d.names(&d.keys).join(",")),
+        _ => None,
+    }
+}
+
+/// The table's schema as Delta writes it.
+pub(crate) fn kernel_schema(name: &TableName) -> Result<StructType, LakeError> {
+    name.schema()
+        .as_ref()
+        .try_into_kernel()
+        .map_err(|e| LakeError::Invariant {
+            table: name.as_str(),
+            detail: format!("schema does not convert to Delta: {e}"),
+        })
+}
+
+/// The table, with the columns the spec added; an error for any other change.
+pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<DeltaTable, LakeError> {
+    let label = name.as_str();
+    let url = table.table_url().clone();
+    let snapshot = table.snapshot().map_err(LakeError::delta(&label, &url))?;
+    let refuse = |detail: String| LakeError::SpecChange {
+        table: label.clone(),
+        detail,
+    };
+    let metadata = snapshot.metadata();
+    check_keys_and_partitions(name, metadata.configuration(), metadata.partition_columns())
+        .map_err(refuse)?;
+    let added = added_columns(&snapshot.schema(), &kernel_schema(name)?)
+        .map_err(|detail| match name {
+            TableName::Tombstones(_) => format!(
+                "{detail} (it holds the dataset's keys and sequence_by columns: a change of \
+                 either changes it)"
+            ),
+            _ => detail,
+        })
+        .map_err(refuse)?;
+    if added.is_empty() {
+        return Ok(table);
+    }
+    let names: Vec<String> = added.iter().map(|f| f.name().to_string()).collect();
+    tracing::info!(table = %label, columns = ?names, "adding the spec's new nullable columns to the table");
+    table
+        .add_columns()
+        .with_fields(added)
+        .await
+        .map_err(LakeError::delta(&label, &url))
+}
+
+/// The keys recorded in the table's properties and its partition columns
+/// against the spec's; what differs, in words.
+fn check_keys_and_partitions(
+    name: &TableName,
+    properties: &std::collections::HashMap<String, String>,
+    partitioned_by: &[String],
+) -> Result<(), String> {
+    // Only the keys: other properties (the checkpoint interval) are the
+    // table owner's to change.
+    if let (Some(held), Some(value)) = (properties.get(KEYS_PROPERTY), keys_property(name)) {
+        if held != &value {
+            return Err(format!(
+                "the table's keys are [{held}] and the spec's are [{value}]"
+            ));
+        }
+    }
+    let partitions = partition_columns(name);
+    if matches!(name, TableName::Target(_)) && partitioned_by != partitions {
+        return Err(format!(
+            "the table is partitioned by [{}] and the spec says partition_by = [{}]",
+            partitioned_by.join(", "),
+            partitions.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The spec's columns the table lacks (all nullable); what differs otherwise, in words.
+fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<StructField>, String> {
+    for field in existing.fields() {
+        let Some(want) = wanted.fields().find(|w| w.name() == field.name()) else {
+            return Err(format!(
+                "column {:?} ({}) is in the table but not in the spec",
+                field.name(),
+                describe(field)
+            ));
+        };
+        if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
+            // Keys and sequence columns are not null whatever the spec says:
+            // a nullability alone that differs mostly means they changed.
+            let hint = match want.data_type() == field.data_type() {
+                true => {
+                    " (keys and sequence_by columns are stored not null whatever the spec \
+                     says: a change of keys or sequence_by changes that)"
+                }
+                false => "",
+            };
+            return Err(format!(
+                "column {:?} is {} in the table and {} in the spec{hint}",
+                field.name(),
+                describe(field),
+                describe(want)
+            ));
+        }
+    }
+    let added: Vec<StructField> = wanted
+        .fields()
+        .filter(|w| existing.fields().all(|f| f.name() != w.name()))
+        .cloned()
+        .collect();
+    if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
+        return Err(format!(
+            "column {:?} ({}) is new and may not be null: rows already in the table have no value \
+             for it; declare it nullable (the default), or, when it is a key or sequence_by \
+             column (never null), restore the earlier keys and sequence_by",
+            required.name(),
+            describe(required)
+        ));
+    }
+    Ok(added)
+}
+
+fn describe(field: &StructField) -> String {
+    let null = if field.is_nullable() {
+        "nullable"
+    } else {
+        "not null"
+    };
+    format!("{}, {null}", field.data_type())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{lake_url, Lake};
+    use deltalake::arrow::datatypes::{DataType, Field, Schema};
+    use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
+    use deltalake::kernel::StructType;
+    use deltaload_engine::tables::TableName;
+
+    fn schema(fields: &[(&str, DataType, bool)]) -> StructType {
+        let fields: Vec<Field> = fields
+            .iter()
+            .map(|(n, t, null)| Field::new(*n, t.clone(), *null))
+            .collect();
+        (&Schema::new(fields)).try_into_kernel().unwrap()
+    }
+
+    // A checkpoint interval set by hand (or by another tool) is the table
+    // owner's choice, not a change of its definition.
+    #[test]
+    fn only_the_keys_property_is_held_against_the_spec() {
+        use super::{check_keys_and_partitions, KEYS_PROPERTY};
+        let spec = deltaload_core::Spec::builtin();
+        let orders = TableName::Target(spec.datasets[0].clone());
+        let held = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        let interval = ("delta.checkpointInterval", "100");
+        for name in [orders.clone(), TableName::Ledger] {
+            let props = held(&[interval, (KEYS_PROPERTY, "order_id")]);
+            let partitions: &[String] = &[];
+            assert_eq!(check_keys_and_partitions(&name, &props, partitions), Ok(()));
+        }
+        let other_keys = held(&[(KEYS_PROPERTY, "customer_id")]);
+        let refused = check_keys_and_partitions(&orders, &other_keys, &[]).unwrap_err();
+        assert!(refused.contains("keys are [customer_id]"), "{refused}");
+    }
+
+    #[test]
+    fn only_new_nullable_columns_are_added_and_every_other_change_is_named() {
+        use super::added_columns;
+        let table = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+        ]);
+        let grown = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+            ("email", DataType::Utf8, true),
+        ]);
+        let added = added_columns(&table, &grown).unwrap();
+        assert_eq!(
+            added.iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+            ["email"]
+        );
+        assert!(added_columns(&table, &table).unwrap().is_empty());
+        let retyped = schema(&[("id", DataType::Int64, false), ("v", DataType::Utf8, true)]);
+        assert_eq!(
+            added_columns(&table, &retyped).unwrap_err(),
+            "column \"v\" is double, nullable in the table and string, nullable in the spec"
+        );
+        let dropped = schema(&[("id", DataType::Int64, false)]);
+        assert!(added_columns(&table, &dropped)
+            .unwrap_err()
+            .contains("in the table but not in the spec"));
+        let required = schema(&[
+            ("id", DataType::Int64, false),
+            ("v", DataType::Float64, true),
+            ("n", DataType::Int64, false),
+        ]);
+        assert!(added_columns(&table, &required)
+            .unwrap_err()
+            .contains("may not be null"));
+    }
+
+    /// A lake written before datasets had no `dataset` column in its ledger:
+    /// opening it adds the column, and the old rows read null.
+    #[tokio::test]
+    async fn a_ledger_of_an_earlier_release_gains_the_dataset_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = lake_url(dir.path().to_str().unwrap()).unwrap();
+        let full = TableName::Ledger.schema();
+        let old: Vec<_> = full
+            .fields()
+            .iter()
+            .filter(|f| f.name() != "dataset")
+            .cloned()
+            .collect();
+        let old = deltalake::arrow::datatypes::Schema::new(old);
+        let old: StructType = (&old).try_into_kernel().unwrap();
+        let url = crate::table::table_url(&root, &TableName::Ledger).unwrap();
+        std::fs::create_dir_all(url.to_file_path().unwrap()).unwrap();
+        deltalake::DeltaTableBuilder::from_url(url)
+            .unwrap()
+            .build()
+            .unwrap()
+            .create()
+            .with_columns(old.fields().cloned())
+            .await
+            .unwrap();
+        let lake = Lake::open(&root).await.unwrap();
+        let schema = lake.tables.ledger.snapshot().unwrap().schema();
+        let names: Vec<&str> = schema.fields().map(|f| f.name().as_str()).collect();
+        assert_eq!(names.last(), Some(&"dataset"), "{names:?}");
+        assert_eq!(
+            lake.tables.ledger.version(),
+            Some(1),
+            "one commit adds the column"
+        );
+    }
+}

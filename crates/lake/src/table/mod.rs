@@ -1,0 +1,371 @@
+//! The bottom of the adapter: a Delta table opened, created, evolved and
+//! queried, its properties, the lake's location, its errors and retries,
+//! and the rows of the shared tables. Nothing here names a layer above.
+//!
+//! - [`sets`]: the tables of a lake, opened together.
+//! - [`evolve`], [`stats`], [`properties`]: a table's definition kept in step with the spec.
+//! - [`arrow_rows`]: the Arrow rows of the rejects, ledger, reconciliation and tombstones.
+//! - [`predicates`]: the SQL predicates the writers and look-ups share.
+
+pub(crate) mod arrow_rows;
+pub mod error;
+pub(crate) mod evolve;
+pub mod location;
+pub(crate) mod predicates;
+pub(crate) mod properties;
+pub(crate) mod retry;
+pub(crate) mod sets;
+pub(crate) mod stats;
+
+use crate::table::error::LakeError;
+use crate::table::location::LakeRoot;
+use deltalake::arrow::array::{Array, ArrayRef, AsArray};
+use deltalake::arrow::compute::cast;
+use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
+use deltalake::arrow::record_batch::RecordBatch;
+use deltalake::datafusion::common::ScalarValue;
+use deltalake::datafusion::execution::SendableRecordBatchStream;
+use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
+use deltalake::protocol::SaveMode;
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use deltaload_engine::tables::TableName;
+use url::Url;
+
+/// The target size of a compacted or clustered data file of a dataset's table
+/// (8 MiB, about 300,000 orders), used by `maintain`. A MERGE rewrites every
+/// file holding a key it changes, so this bounds what a change to one row of
+/// a clustered table costs. (The MERGE's own output keeps Delta's default
+/// size: it writes its two partitions side by side, so splitting it smaller
+/// gives files that each span the whole range and are all rewritten next time;
+/// see docs/performance.md.)
+pub const ORDERS_FILE_BYTES: u64 = 8 << 20;
+
+/// The URL of a table under the lake root.
+pub(crate) fn table_url(root: &LakeRoot, name: &TableName) -> Result<Url, LakeError> {
+    root.url
+        .join(&format!("{}/", name.as_str()))
+        .map_err(|e| LakeError::Location {
+            location: root.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// Registers the S3 object stores with delta-rs, once per process.
+fn register_object_stores() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| deltalake::aws::register_handlers(None));
+}
+
+/// Loads the table at `url`; a location with no table yet gives an unloaded table.
+async fn load(root: &LakeRoot, name: &TableName, url: &Url) -> Result<DeltaTable, LakeError> {
+    register_object_stores();
+    let built = DeltaTableBuilder::from_url(url.clone())
+        .and_then(|b| b.with_storage_options(root.storage_options.clone()).build());
+    let mut table = built.map_err(LakeError::delta(name.as_str(), url))?;
+    match table.load().await {
+        Ok(()) | Err(DeltaTableError::NotATable(_)) => Ok(table),
+        Err(e) => Err(LakeError::delta(name.as_str(), url)(e)),
+    }
+}
+
+/// Opens the table, or `None` when nothing has been written there yet.
+pub(crate) async fn open(
+    root: &LakeRoot,
+    name: &TableName,
+) -> Result<Option<DeltaTable>, LakeError> {
+    let url = table_url(root, name)?;
+    if let Ok(path) = url.to_file_path() {
+        if url.scheme() == "file" && !path.join("_delta_log").is_dir() {
+            return Ok(None);
+        }
+    }
+    let table = load(root, name, &url).await?;
+    Ok(table.version().is_some().then_some(table))
+}
+
+/// Opens the table, creating it with its schema when it does not exist yet.
+///
+/// Two processes may race to create it: the loser of the race opens the winner's table.
+pub(crate) async fn open_or_create(
+    root: &LakeRoot,
+    name: &TableName,
+) -> Result<DeltaTable, LakeError> {
+    let url = table_url(root, name)?;
+    if url.scheme() == "file" {
+        if let Ok(path) = url.to_file_path() {
+            std::fs::create_dir_all(&path).map_err(|e| LakeError::Location {
+                location: url.to_string(),
+                reason: format!("cannot create the table directory: {e}"),
+            })?;
+        }
+    }
+    let table = load(root, name, &url).await?;
+    if table.version().is_some() {
+        let mut table = crate::table::evolve::conform(table, name).await?;
+        crate::table::stats::keep_exact(&mut table, &name.as_str()).await?;
+        return Ok(table);
+    }
+    let schema = crate::table::evolve::kernel_schema(name)?;
+    let created = table
+        .create()
+        .with_table_name(name.as_str())
+        .with_columns(schema.fields().cloned())
+        .with_partition_columns(crate::table::evolve::partition_columns(name))
+        .with_configuration(crate::table::evolve::configuration(name))
+        .with_raise_if_key_not_exists(false)
+        .await;
+    match created {
+        Ok(table) => Ok(table),
+        // Another process created it first (delta-rs reports that as a version
+        // conflict or as "already exists"): use the winner's table.
+        Err(e) => {
+            let table = load(root, name, &url).await?;
+            if table.version().is_some() {
+                tracing::debug!(
+                    table = name.as_str(),
+                    "created concurrently by another writer"
+                );
+                crate::table::evolve::conform(table, name).await
+            } else {
+                Err(LakeError::delta(name.as_str(), &url)(e))
+            }
+        }
+    }
+}
+
+/// Registers the table as `name` in `ctx` (its storage too), replacing an earlier one.
+async fn register(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+) -> Result<(), LakeError> {
+    let label = name.as_str();
+    table
+        .update_datafusion_session(&ctx.state())
+        .map_err(LakeError::delta(label.clone(), table.table_url()))?;
+    let provider = table
+        .table_provider()
+        .await
+        .map_err(LakeError::query(&label))?;
+    ctx.deregister_table(label.as_str())
+        .map_err(LakeError::query(&label))?;
+    ctx.register_table(label.as_str(), provider)
+        .map_err(LakeError::query(&label))?;
+    Ok(())
+}
+
+/// The table, registered as `name`, as a DataFrame to filter and aggregate
+/// with expressions (no value of a file is ever written into SQL).
+pub(crate) async fn frame(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+) -> Result<deltalake::datafusion::dataframe::DataFrame, LakeError> {
+    register(ctx, table, name).await?;
+    let label = name.as_str();
+    ctx.table(deltalake::datafusion::common::TableReference::bare(
+        label.clone(),
+    ))
+    .await
+    .map_err(LakeError::query(&label))
+}
+
+/// The `columns` of the rows of the table (registered as `name`) that
+/// `filter` selects.
+pub(crate) async fn select_where(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    columns: &[&str],
+    filter: deltalake::datafusion::prelude::Expr,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let label = name.as_str();
+    let selected: Vec<deltalake::datafusion::prelude::Expr> = columns
+        .iter()
+        .map(|c| crate::table::predicates::column(c))
+        .collect();
+    frame(ctx, table, name)
+        .await?
+        .filter(filter)
+        .and_then(|f| f.select(selected))
+        .map_err(LakeError::query(&label))?
+        .collect()
+        .await
+        .map_err(LakeError::query(&label))
+}
+
+/// Runs `sql` with the table registered as `name`, and collects the result.
+pub(crate) async fn query(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    query_with(ctx, table, name, sql, Vec::new()).await
+}
+
+/// [`query`] of `sql` with placeholders `$1`, `$2`, ... bound to `params`:
+/// a value never becomes SQL text.
+pub(crate) async fn query_with(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+    params: Vec<ScalarValue>,
+) -> Result<Vec<RecordBatch>, LakeError> {
+    let label = name.as_str();
+    prepared(ctx, table, name, sql, params)
+        .await?
+        .collect()
+        .await
+        .map_err(LakeError::query(&label))
+}
+
+/// Runs `sql` (its placeholders bound to `params`) with the table
+/// registered as `name`, as a stream of batches (never all held at once).
+pub(crate) async fn query_stream(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+    params: Vec<ScalarValue>,
+) -> Result<SendableRecordBatchStream, LakeError> {
+    let label = name.as_str();
+    prepared(ctx, table, name, sql, params)
+        .await?
+        .execute_stream()
+        .await
+        .map_err(LakeError::query(&label))
+}
+
+/// The plan of `sql` over the table registered as `name`, its placeholders
+/// bound to `params`.
+pub(crate) async fn prepared(
+    ctx: &SessionContext,
+    table: &DeltaTable,
+    name: &TableName,
+    sql: &str,
+    params: Vec<ScalarValue>,
+) -> Result<deltalake::datafusion::dataframe::DataFrame, LakeError> {
+    register(ctx, table, name).await?;
+    let label = name.as_str();
+    let df = ctx.sql(sql).await.map_err(LakeError::query(&label))?;
+    match params.is_empty() {
+        true => Ok(df),
+        false => df
+            .with_param_values(params)
+            .map_err(LakeError::query(&label)),
+    }
+}
+
+/// Reloads the table to its latest version.
+pub(crate) async fn refresh(table: &mut DeltaTable, name: &TableName) -> Result<(), LakeError> {
+    let url = table.table_url().clone();
+    table
+        .update_incremental(None)
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))
+}
+
+/// The values of a string column (Utf8, LargeUtf8 or Utf8View), as text.
+pub(crate) fn strings_of(column: &ArrayRef) -> Result<Vec<Option<String>>, LakeError> {
+    let text = cast(column, &DataType::Utf8).map_err(LakeError::arrow("query result"))?;
+    let text = text
+        .as_string_opt::<i32>()
+        .ok_or_else(|| LakeError::Invariant {
+            table: "query result".into(),
+            detail: format!("expected text, found {}", column.data_type()),
+        })?;
+    Ok(text.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// The values of a numeric column cast to `to` (an integer, decimal or timestamp
+/// type backed by i64 or i128), as i64.
+pub(crate) fn longs_of(column: &ArrayRef, to: &DataType) -> Result<Vec<Option<i64>>, LakeError> {
+    let cast_to = cast(column, to).map_err(LakeError::arrow("query result"))?;
+    let unexpected = || LakeError::Invariant {
+        table: "query result".into(),
+        detail: format!("expected {to}, found {}", column.data_type()),
+    };
+    if let DataType::Decimal128(..) = to {
+        let values = cast_to
+            .as_primitive_opt::<Decimal128Type>()
+            .ok_or_else(unexpected)?;
+        return values
+            .iter()
+            .map(|v| v.map(i64::try_from).transpose().map_err(|_| unexpected()))
+            .collect();
+    }
+    let longs = cast(&cast_to, &DataType::Int64).map_err(LakeError::arrow("query result"))?;
+    let longs = longs
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(unexpected)?;
+    Ok(longs.iter().collect())
+}
+
+/// The first value of an integer column, as i64.
+pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
+    Ok(longs_of(column, &DataType::Int64)?
+        .into_iter()
+        .next()
+        .flatten())
+}
+
+/// The predicate selecting the rows of these file versions (ledger and reconciliation).
+pub(crate) fn file_versions<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> Expr {
+    crate::table::predicates::any(keys.into_iter().map(|(l, c)| file_version(l, c)))
+}
+
+/// `column` holds one of `values` (FALSE for none).
+pub(crate) fn is_in<'a>(column: &str, values: impl IntoIterator<Item = &'a str>) -> Expr {
+    let list: Vec<Expr> = values.into_iter().map(lit).collect();
+    match list.is_empty() {
+        true => lit(false),
+        false => crate::table::predicates::column(column).in_list(list, false),
+    }
+}
+
+/// The predicate selecting one file version's rows (ledger and reconciliation).
+pub(crate) fn file_version(location: &str, content_id: &str) -> Expr {
+    let column = crate::table::predicates::column;
+    column("location")
+        .eq(lit(location))
+        .and(column("content_id").eq(lit(content_id)))
+}
+
+/// Replaces the rows matching `predicate` with `batches`, in one commit.
+pub(crate) async fn replace_where(
+    table: &DeltaTable,
+    name: &TableName,
+    batches: Vec<RecordBatch>,
+    predicate: Expr,
+) -> Result<DeltaTable, LakeError> {
+    let url = table.table_url().clone();
+    table
+        .clone()
+        .write(batches)
+        .with_save_mode(SaveMode::Overwrite)
+        .with_replace_where(predicate)
+        .await
+        .map_err(LakeError::delta(name.as_str(), &url))
+}
+
+/// Runs `SELECT columns FROM name ORDER BY key` on the table under `root`, or
+/// `None` when the table does not exist.
+pub(crate) async fn select_all(
+    root: &LakeRoot,
+    name: &TableName,
+    columns: &str,
+) -> Result<Option<(DeltaTable, Vec<RecordBatch>)>, LakeError> {
+    let Some(table) = open(root, name).await? else {
+        return Ok(None);
+    };
+    let ctx = deltalake::delta_datafusion::create_session().into_inner();
+    let sql = format!(
+        "SELECT {columns} FROM {} ORDER BY {}",
+        name.sql(),
+        name.sort_columns()
+    );
+    let batches = query(&ctx, &table, name, &sql).await?;
+    Ok(Some((table, batches)))
+}

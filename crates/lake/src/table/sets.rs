@@ -1,0 +1,143 @@
+//! The tables of a lake: per dataset its table, its rejects and, as the
+//! dataset asks, its tombstones and history; the shared ledger and
+//! reconciliation. All are opened at once and created when missing.
+
+use crate::table::error::LakeError;
+use crate::table::location::LakeRoot;
+use crate::table::open_or_create;
+use deltalake::DeltaTable;
+use deltaload_core::{Dataset, Spec};
+use deltaload_engine::TableName;
+use std::sync::Arc;
+
+/// The tables of a lake.
+pub(crate) struct Tables {
+    /// Per dataset of the spec, in its order.
+    pub sets: Vec<DatasetTables>,
+    /// `ledger`: a row per file version.
+    pub ledger: DeltaTable,
+    /// `reconciliation`: each file's figures.
+    pub reconciliation: DeltaTable,
+}
+
+/// A dataset and its tables.
+pub(crate) struct DatasetTables {
+    pub dataset: Arc<Dataset>,
+    pub target: DeltaTable,
+    pub rejected: DeltaTable,
+    /// The remembered deletes, for datasets that keep them.
+    pub tombstones: Option<DeltaTable>,
+    /// The versions and the changes they were made of, for datasets that
+    /// keep history.
+    pub history: Option<HistoryTables>,
+}
+
+impl Tables {
+    /// Opens the tables of `spec`'s datasets and the shared ones at `root`,
+    /// creating any missing table, adding the columns the spec added, and
+    /// refusing a table whose definition the spec changed otherwise.
+    pub(crate) async fn open(root: &LakeRoot, spec: &Spec) -> Result<Self, LakeError> {
+        // The tables are opened at once: on S3 each is a few round trips,
+        // and a Lambda's cold start waits for all of them. Each opening runs
+        // to its end before an error is returned: one still replaying its
+        // log when the process exits panics in the Delta kernel's executor.
+        let sets =
+            futures::future::join_all((spec.datasets.iter()).map(|d| DatasetTables::open(root, d)));
+        let (sets, ledger, reconciliation) = futures::join!(
+            sets,
+            open_or_create(root, &TableName::Ledger),
+            open_or_create(root, &TableName::Reconciliation),
+        );
+        Ok(Self {
+            sets: sets.into_iter().collect::<Result<Vec<_>, _>>()?,
+            ledger: ledger?,
+            reconciliation: reconciliation?,
+        })
+    }
+}
+
+impl Tables {
+    /// The table `name` of this lake, when it has one.
+    pub(crate) fn table_mut(&mut self, name: &TableName) -> Option<&mut DeltaTable> {
+        let set = |d: &Dataset| self.sets.iter().position(|s| s.dataset.name == d.name);
+        match name {
+            TableName::Target(d) => set(d).map(|i| &mut self.sets[i].target),
+            TableName::Rejected(d) => set(d).map(|i| &mut self.sets[i].rejected),
+            TableName::Tombstones(d) => set(d).and_then(|i| self.sets[i].tombstones.as_mut()),
+            TableName::History(d) => {
+                set(d).and_then(|i| self.sets[i].history.as_mut().map(|h| &mut h.versions))
+            }
+            TableName::HistoryLog(d) => {
+                set(d).and_then(|i| self.sets[i].history.as_mut().map(|h| &mut h.log))
+            }
+            TableName::Ledger => Some(&mut self.ledger),
+            TableName::Reconciliation => Some(&mut self.reconciliation),
+        }
+    }
+}
+
+impl DatasetTables {
+    /// Opens dataset `d`'s tables at `root`, creating them when missing.
+    async fn open(root: &LakeRoot, d: &Arc<Dataset>) -> Result<Self, LakeError> {
+        let (target, rejected) = (TableName::Target(d.clone()), TableName::Rejected(d.clone()));
+        // Both at once; the table's own error first (a changed key also
+        // renames the rejects' key column).
+        let tombstones = TableName::Tombstones(d.clone());
+        let (target, rejected, tombstones) = futures::join!(
+            open_or_create(root, &target),
+            open_or_create(root, &rejected),
+            async {
+                match d.keeps_tombstones() {
+                    true => open_or_create(root, &tombstones).await.map(Some),
+                    false => Ok(None),
+                }
+            },
+        );
+        let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
+        crate::table::properties::check_marks(&target, d)?;
+        let history = match d.history {
+            Some(_) => Some(HistoryTables::open(root, d).await?),
+            None => None,
+        };
+        Ok(Self {
+            dataset: d.clone(),
+            target,
+            rejected,
+            tombstones,
+            history,
+        })
+    }
+}
+
+/// A dataset's versions and the changes they were made of.
+pub(crate) struct HistoryTables {
+    /// `history_<name>`.
+    pub versions: DeltaTable,
+    /// `history_log_<name>`.
+    pub log: DeltaTable,
+}
+
+impl HistoryTables {
+    /// Opens both tables of `dataset`, creating them when missing.
+    pub(crate) async fn open(root: &LakeRoot, dataset: &Arc<Dataset>) -> Result<Self, LakeError> {
+        let names = (
+            TableName::History(dataset.clone()),
+            TableName::HistoryLog(dataset.clone()),
+        );
+        // Both to their end, as the lake's other tables (`Lake::open_spec`).
+        let (versions, log) = futures::join!(
+            open_or_create(root, &names.0),
+            open_or_create(root, &names.1),
+        );
+        Ok(Self {
+            versions: versions?,
+            log: log?,
+        })
+    }
+
+    /// Reloads both to their latest versions.
+    pub(crate) async fn refresh(&mut self, dataset: &Arc<Dataset>) -> Result<(), LakeError> {
+        crate::table::refresh(&mut self.versions, &TableName::History(dataset.clone())).await?;
+        crate::table::refresh(&mut self.log, &TableName::HistoryLog(dataset.clone())).await
+    }
+}
