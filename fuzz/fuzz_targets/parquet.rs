@@ -5,7 +5,7 @@
 #![no_main]
 
 use deltaload_core::{newest_of, Dataset, Spec};
-use deltaload_parquet::read_parquet;
+use deltaload_ingest::parquet::read_parquet;
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
 

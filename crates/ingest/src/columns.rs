@@ -231,7 +231,7 @@ impl Sink for Columns {
 }
 
 /// Parquet batches whose columns already hold the dataset's types come in whole.
-impl deltaload_parquet::ParquetSink for Columns {
+impl crate::parquet::ParquetSink for Columns {
     fn batch_schema(&self) -> Option<SchemaRef> {
         Some(self.schema.clone())
     }

@@ -5,6 +5,8 @@
 //! readers decide (they hold every parse rule; [`Columns`] only stores).
 //!
 //! - [`columns`]: the Arrow sink, a builder per column.
+//! - [`parquet`]: the Parquet reader, its pages checked before the decoder
+//!   reads them, the schema before any row.
 //! - [`read_changes`]: a whole file of any format of the dataset.
 //! - [`source`]: a file to load, in memory or on local disk; [`expand`]:
 //!   gzip expanded into memory or onto disk.
@@ -18,6 +20,7 @@ pub mod budget;
 pub mod columns;
 pub mod error;
 pub mod expand;
+pub mod parquet;
 pub mod source;
 pub mod values;
 
@@ -136,7 +139,7 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
 /// refused, not the process killed (and the message redelivered for ever).
 fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile<Columns>, HeaderMismatch> {
     let read = std::panic::AssertUnwindSafe(|| {
-        deltaload_parquet::read_parquet_into::<Columns>(dataset, bytes)
+        crate::parquet::read_parquet_into::<Columns>(dataset, bytes)
     });
     std::panic::catch_unwind(read).unwrap_or_else(|_| {
         Err(HeaderMismatch::new(

@@ -110,7 +110,8 @@ fn parquet(rows: &[Row], exact: bool) -> Vec<u8> {
     ])
     .unwrap();
     let mut out = Vec::new();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    let mut writer =
+        ::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
     writer.close().unwrap();
     out
@@ -127,7 +128,7 @@ proptest! {
     fn parquet_files_read_into_arrow_as_into_values(rows in prop::collection::vec(row(), 0..40), exact in any::<bool>()) {
         let d = dataset();
         let bytes = parquet(&rows, exact);
-        let values = deltaload_parquet::read_parquet(&d, &bytes).unwrap();
+        let values = crate::parquet::read_parquet(&d, &bytes).unwrap();
         let arrow = read_changes(&d, &bytes).unwrap();
         let expected: Vec<Vec<Value>> = values.changes.iter().map(<[Value]>::to_vec).collect();
         prop_assert_eq!(as_values(&d, &arrow), expected);
@@ -179,7 +180,8 @@ fn a_file_of_the_datasets_own_types_is_taken_a_batch_at_a_time() {
 /// `batch` written as a Parquet file.
 fn written(batch: &RecordBatch) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
+    let mut writer =
+        ::parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), None).unwrap();
     writer.write(batch).unwrap();
     writer.close().unwrap();
     out

@@ -13,11 +13,11 @@ use serde_json::{Number, Value as Json};
 #[cfg(test)]
 thread_local! {
     /// Rows shown as JSON on this thread: a test's proof of which rows were.
-    pub(crate) static ROWS_SHOWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(super) static ROWS_SHOWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Row `i` of `batch` as a JSON object text, columns in the batch's order.
-pub(crate) fn row_json(batch: &RecordBatch, i: usize) -> String {
+pub(super) fn row_json(batch: &RecordBatch, i: usize) -> String {
     #[cfg(test)]
     ROWS_SHOWN.with(|shown| shown.set(shown.get() + 1));
     let mut out = String::from("{");
@@ -40,7 +40,7 @@ pub(crate) fn row_json(batch: &RecordBatch, i: usize) -> String {
 }
 
 /// The texts of row `i` in the key's `arrays`, joined by commas; `None` when all are null.
-pub(crate) fn key_text(arrays: &[&dyn Array], i: usize) -> Option<String> {
+pub(super) fn key_text(arrays: &[&dyn Array], i: usize) -> Option<String> {
     let values: Vec<Json> = arrays.iter().map(|a| json(*a, i)).collect();
     if values.iter().all(Json::is_null) {
         return None;
@@ -57,7 +57,7 @@ pub(crate) fn key_text(arrays: &[&dyn Array], i: usize) -> Option<String> {
 }
 
 /// The value at row `i` as JSON (null beyond the array's end).
-pub(crate) fn json(array: &dyn Array, i: usize) -> Json {
+pub(super) fn json(array: &dyn Array, i: usize) -> Json {
     if i >= array.len() || array.is_null(i) {
         return Json::Null;
     }
@@ -119,7 +119,7 @@ fn float(v: Option<f64>) -> Json {
 }
 
 /// The integer at row `i` of an array of any integer type.
-pub(crate) fn integer_at(array: &dyn Array, i: usize) -> Option<i128> {
+pub(super) fn integer_at(array: &dyn Array, i: usize) -> Option<i128> {
     Some(match array.data_type() {
         DataType::Int8 => at::<Int8Type>(array, i)?.into(),
         DataType::Int16 => at::<Int16Type>(array, i)?.into(),
@@ -156,7 +156,7 @@ fn decimal_at(array: &dyn Array, i: usize) -> Option<String> {
 
 /// An integer's text (`-` and digits) read at `scale`: `("-1234", 2)` is
 /// `-12.34`, `("5", -2)` is `500`.
-pub(crate) fn decimal_text(digits: &str, scale: i8) -> String {
+pub(super) fn decimal_text(digits: &str, scale: i8) -> String {
     let (sign, digits) = match digits.strip_prefix('-') {
         Some(d) => ("-", d),
         None => ("", digits),
@@ -174,14 +174,14 @@ pub(crate) fn decimal_text(digits: &str, scale: i8) -> String {
 }
 
 /// Days since 1970-01-01 as `YYYY-MM-DD` (the count itself when out of range).
-pub(crate) fn date_text(days: i32) -> String {
+pub(super) fn date_text(days: i32) -> String {
     DateTime::from_timestamp(i64::from(days) * 86_400, 0)
         .map_or_else(|| days.to_string(), |t| t.format("%Y-%m-%d").to_string())
 }
 
 /// A count of `unit` since the epoch as ISO-8601, with `Z` when `utc`; the
 /// count with its unit when out of range.
-pub(crate) fn instant_text(v: i64, unit: TimeUnit, utc: bool) -> String {
+pub(super) fn instant_text(v: i64, unit: TimeUnit, utc: bool) -> String {
     let (secs, nanos, per) = match unit {
         TimeUnit::Second => (v, 0, "s"),
         TimeUnit::Millisecond => (v.div_euclid(1_000), v.rem_euclid(1_000) * 1_000_000, "ms"),

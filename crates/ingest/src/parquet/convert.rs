@@ -2,8 +2,8 @@
 //! array is downcast once, then its values converted in a loop. A value that
 //! does not convert is a [`Cell`] error (the row is rejected), never a panic.
 
-use crate::raw::{date_text, decimal_text, instant_text};
-use crate::schema::{is_text, lossless};
+use super::raw::{date_text, decimal_text, instant_text};
+use super::schema::{is_text, lossless};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrowPrimitiveType, StringArrayType};
@@ -15,14 +15,14 @@ use std::fmt::Display;
 
 /// One field converted: its value (`Value::Null` for a null), or why it does
 /// not convert, without the column's name.
-pub(crate) type Cell = Result<Value, String>;
+pub(super) type Cell = Result<Value, String>;
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
 /// Rows whose value is not read (deletes, for the columns a delete does not need).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Skip<'a>(pub Option<&'a [bool]>);
+pub(super) struct Skip<'a>(pub Option<&'a [bool]>);
 
 impl Skip<'_> {
     fn at(self, i: usize) -> bool {
@@ -40,7 +40,7 @@ impl Skip<'_> {
 
 /// The cells of `array` as values of `column`. An error is an array of a
 /// type the schema check did not accept, which refuses the file.
-pub(crate) fn cells(
+pub(super) fn cells(
     column: &Column,
     array: &dyn Array,
     skip: Skip<'_>,
@@ -108,7 +108,7 @@ fn dictionary(
 
 /// Whether each row's delete column marks a delete: its text (an integer in
 /// decimal, a boolean as `true`/`false`) among `delete_when`'s values; a null never.
-pub(crate) fn delete_flags(
+pub(super) fn delete_flags(
     delete_when: &deltaload_core::spec::DeleteWhen,
     array: &dyn Array,
 ) -> Result<Vec<bool>, String> {
@@ -139,7 +139,7 @@ pub(crate) fn delete_flags(
 
 /// Per row, why its operation is none of `delete_when`'s (a preset's, which
 /// lists its upserts): `None` for a row that is fine, or when any text is.
-pub(crate) fn operation_problems(
+pub(super) fn operation_problems(
     delete_when: &deltaload_core::spec::DeleteWhen,
     array: &dyn Array,
 ) -> Vec<Option<String>> {

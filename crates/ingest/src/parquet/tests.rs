@@ -1,8 +1,8 @@
 //! The conversion table: what the schema check accepts is exactly what the
 //! conversion reads, and the table is the issue's.
 
-use crate::convert::{cells, Skip};
-use crate::schema::lossless;
+use super::convert::{cells, Skip};
+use super::schema::lossless;
 use arrow_array::new_null_array;
 use arrow_schema::{DataType, TimeUnit};
 use deltaload_core::{Column, ColumnType};
@@ -174,7 +174,7 @@ fn dictionaries_convert_each_value_once() {
         [Ok(Value::Null), Ok(Value::Null)],
         "no values, all null"
     );
-    let flags = crate::convert::delete_flags(
+    let flags = super::convert::delete_flags(
         &deltaload_core::spec::DeleteWhen {
             column: "op".into(),
             values: vec!["x".into()],

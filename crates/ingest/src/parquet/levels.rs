@@ -4,17 +4,17 @@
 
 use parquet::basic::Encoding;
 
-pub(crate) fn tail(buf: &[u8], at: usize) -> &[u8] {
+pub(super) fn tail(buf: &[u8], at: usize) -> &[u8] {
     buf.get(at..).unwrap_or_default()
 }
 
 /// The bits a level of at most `max` takes.
-pub(crate) fn bit_width(max: i16) -> u8 {
+pub(super) fn bit_width(max: i16) -> u8 {
     (16 - max.max(0).leading_zeros()) as u8
 }
 
 /// A stream after its 4-byte little-endian length: (bytes taken, the stream).
-pub(crate) fn prefixed(data: &[u8]) -> Result<(usize, &[u8]), String> {
+pub(super) fn prefixed(data: &[u8]) -> Result<(usize, &[u8]), String> {
     let short = || "a page's levels or values are cut short".to_string();
     let (len, rest) = data.split_first_chunk::<4>().ok_or_else(short)?;
     let len = usize::try_from(u32::from_le_bytes(*len)).map_err(|_| short())?;
@@ -24,7 +24,7 @@ pub(crate) fn prefixed(data: &[u8]) -> Result<(usize, &[u8]), String> {
 
 /// Version 1 levels of `n` values at the front of `data`: the bytes they
 /// take, and how many of them are `max`.
-pub(crate) fn v1_levels(
+pub(super) fn v1_levels(
     data: &[u8],
     encoding: Encoding,
     max: i16,
@@ -104,7 +104,7 @@ fn count_hybrid(mut data: &[u8], width: u8, max: i16, n: usize) -> usize {
 
 /// Checks an RLE / bit-packed hybrid stream of `width`-bit values: every
 /// run's bytes are there.
-pub(crate) fn runs(mut data: &[u8], width: u8) -> Result<(), String> {
+pub(super) fn runs(mut data: &[u8], width: u8) -> Result<(), String> {
     let value_bytes = usize::from(width).div_ceil(8);
     while !data.is_empty() {
         let (header, used) = uleb128(data)?;

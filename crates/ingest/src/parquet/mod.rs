@@ -1,6 +1,8 @@
 //! Parquet change files of a dataset, read into the same [`ParsedFile`] as
 //! CSV files: typed rows, and rejects with their row number, the row as JSON
-//! and a reason.
+//! and a reason. [`read_changes`](crate::read_changes) reads a dataset's
+//! Parquet files through [`read_parquet_into`], into the
+//! [`Columns`](crate::Columns) sink.
 //!
 //! Columns are found by name. The file's schema is checked before any row
 //! is read: a declared column missing, nested, or of a type its column
@@ -24,8 +26,6 @@
 //! - `convert`: arrays converted to values, column by column.
 //! - `rows`: a batch's rows assembled into changes and rejects.
 //! - `raw`: a rejected row as JSON.
-
-#![warn(missing_docs)]
 
 mod convert;
 mod exact;

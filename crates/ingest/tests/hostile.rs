@@ -6,7 +6,7 @@ mod common;
 use arrow_array::*;
 use common::*;
 use deltaload_core::Dataset;
-use deltaload_parquet::read_parquet;
+use deltaload_ingest::parquet::read_parquet;
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
 
@@ -167,7 +167,7 @@ fn every_bit_flip_of_a_file_is_survived() {
     }
 }
 
-/// Writes the fuzz target's seed corpus: `cargo test -p deltaload-parquet
+/// Writes the fuzz target's seed corpus: `cargo test -p deltaload-ingest
 /// --test hostile -- --ignored`.
 #[test]
 #[ignore]

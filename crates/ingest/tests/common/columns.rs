@@ -4,7 +4,7 @@ use arrow_array::builder::{Int32Builder, StructBuilder};
 use arrow_array::*;
 use arrow_schema::{DataType, Field};
 use deltaload_core::{HeaderMismatch, ParsedFile, Value};
-use deltaload_parquet::read_parquet;
+use deltaload_ingest::parquet::read_parquet;
 use std::sync::Arc;
 
 use super::{inventory, parquet};

@@ -9,7 +9,7 @@
 //! of no values holds no value bytes, and a dictionary page no more values
 //! than bytes; split byte streams hold a value for each level that is not null.
 
-use crate::levels::{bit_width, prefixed, runs, tail, v1_levels};
+use super::levels::{bit_width, prefixed, runs, tail, v1_levels};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, RowGroups};
 use parquet::arrow::{parquet_to_arrow_field_levels, ProjectionMask};
@@ -22,8 +22,8 @@ use parquet::schema::types::ColumnDescPtr;
 use std::sync::Arc;
 
 /// A reader of the top-level columns `roots` of the file in `bytes`, whose
-/// metadata (`metadata`) has passed [`crate::guard::check_metadata`].
-pub(crate) fn reader(
+/// metadata (`metadata`) has passed [`super::guard::check_metadata`].
+pub(super) fn reader(
     bytes: Bytes,
     metadata: Arc<ParquetMetaData>,
     roots: &[usize],

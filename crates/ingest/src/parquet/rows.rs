@@ -2,15 +2,15 @@
 //! into a change of `width()` values or a reject with its row number, the row
 //! as JSON, its key and the first reason in declared column order.
 
-use crate::convert::{cells, delete_flags, operation_problems, Skip};
-use crate::raw::{key_text, row_json};
-use crate::schema::Plan;
+use super::convert::{cells, delete_flags, operation_problems, Skip};
+use super::raw::{key_text, row_json};
+use super::schema::Plan;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use deltaload_core::{Column, Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
 
 /// Appends the rows of `batch` (whose first row is row `before + 1` of the
 /// file) to `parsed`. An error is a batch unlike the planned schema.
-pub(crate) fn read_batch<S: Sink>(
+pub(super) fn read_batch<S: Sink>(
     dataset: &Dataset,
     plan: &Plan,
     batch: &RecordBatch,

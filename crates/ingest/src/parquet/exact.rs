@@ -5,8 +5,8 @@
 //! the rejected rows filtered out. Any other batch goes the rows' way
 //! (`rows`), value by value, which decides every conversion and its reason.
 
-use crate::raw::{key_text, row_json};
-use crate::schema::Plan;
+use super::raw::{key_text, row_json};
+use super::schema::Plan;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 /// `batch` (whose first row is row `before + 1` of the file) as changes of
 /// `schema` (the dataset's columns, then the delete flag) and its rejects;
 /// `None` when a column needs converting.
-pub(crate) fn exact_batch(
+pub(super) fn exact_batch(
     dataset: &Dataset,
     plan: &Plan,
     batch: &RecordBatch,
@@ -38,14 +38,14 @@ pub(crate) fn exact_batch(
     let (deletes, mut reason) = match (&dataset.delete_when, plan.delete) {
         (Some(d), Some(at)) => {
             let ops = batch.column(at).as_ref();
-            let problems = crate::convert::operation_problems(d, ops);
+            let problems = super::convert::operation_problems(d, ops);
             let reason = problems.into_iter().map(|p| {
                 p.map(|detail| RejectReason::Column {
                     name: d.column.clone(),
                     detail,
                 })
             });
-            (crate::convert::delete_flags(d, ops)?, reason.collect())
+            (super::convert::delete_flags(d, ops)?, reason.collect())
         }
         _ => (vec![false; n], vec![None; n]),
     };
@@ -205,13 +205,13 @@ mod tests {
     fn only_a_rejected_row_is_shown_as_json() {
         let dataset = Dataset::orders();
         let batch = orders(1000, 7);
-        let plan = crate::schema::plan(&dataset, &batch.schema()).unwrap();
+        let plan = crate::parquet::schema::plan(&dataset, &batch.schema()).unwrap();
         let mut fields: Vec<Field> = (batch.schema().fields().iter())
             .map(|f| f.as_ref().clone())
             .collect();
         fields.push(Field::new("deleted", DataType::Boolean, false));
         let schema = Arc::new(Schema::new(fields));
-        crate::raw::ROWS_SHOWN.with(|shown| shown.set(0));
+        crate::parquet::raw::ROWS_SHOWN.with(|shown| shown.set(0));
         let taken = exact_batch(&dataset, &plan, &batch, 100, &schema).unwrap();
         let (changes, rejects) = taken.expect("the batch holds the dataset's types");
         assert_eq!(changes.num_rows(), 999);
@@ -224,6 +224,9 @@ mod tests {
         );
         // The JSON text of a row is made for a reject only, not for the
         // 999 rows kept (it once was, for every row: most of a file's read).
-        assert_eq!(crate::raw::ROWS_SHOWN.with(std::cell::Cell::get), 1);
+        assert_eq!(
+            crate::parquet::raw::ROWS_SHOWN.with(std::cell::Cell::get),
+            1
+        );
     }
 }

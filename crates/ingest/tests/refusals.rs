@@ -6,7 +6,7 @@ mod common;
 use arrow_array::*;
 use common::*;
 use deltaload_core::Value;
-use deltaload_parquet::read_parquet;
+use deltaload_ingest::parquet::read_parquet;
 use std::sync::Arc;
 
 #[test]

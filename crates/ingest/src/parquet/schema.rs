@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 /// Which of the file's top-level columns are read, and what each feeds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub(super) struct Plan {
     /// The file's top-level columns to decode, ascending.
     pub read: Vec<usize>,
     /// Per declared column, its index among the decoded columns.
@@ -35,7 +35,7 @@ impl Plan {
 }
 
 /// Checks `schema` (the file's, as Arrow types) against `dataset`.
-pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMismatch> {
+pub(super) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMismatch> {
     let found: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let refuse = |problem: String| refusal(dataset, found.clone(), problem);
     let delete = dataset.delete_when.as_ref().map(|d| d.column.as_str());
@@ -93,7 +93,7 @@ pub(crate) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
 
 /// A refusal of the file: `found` its columns, `expected` the dataset's and
 /// the delete column.
-pub(crate) fn refusal(dataset: &Dataset, found: Vec<String>, problem: String) -> HeaderMismatch {
+pub(super) fn refusal(dataset: &Dataset, found: Vec<String>, problem: String) -> HeaderMismatch {
     HeaderMismatch::new(dataset, found, problem)
 }
 
@@ -149,7 +149,7 @@ fn check_types(dataset: &Dataset, schema: &Schema) -> Result<(), String> {
 }
 
 /// Text: UTF-8 strings of any offset width, views, or a dictionary of them.
-pub(crate) fn is_text(dt: &DataType) -> bool {
+pub(super) fn is_text(dt: &DataType) -> bool {
     match dt {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
         DataType::Dictionary(_, values) => {
@@ -163,7 +163,7 @@ pub(crate) fn is_text(dt: &DataType) -> bool {
 }
 
 /// How many decimal digits the largest value of an integer type has.
-pub(crate) fn integer_digits(dt: &DataType) -> Option<u8> {
+pub(super) fn integer_digits(dt: &DataType) -> Option<u8> {
     Some(match dt {
         DataType::Int8 | DataType::UInt8 => 3,
         DataType::Int16 | DataType::UInt16 => 5,
@@ -176,7 +176,7 @@ pub(crate) fn integer_digits(dt: &DataType) -> Option<u8> {
 
 /// Whether every value of file type `dt` converts to `ty` without loss (text
 /// always does: each value is then parsed, and one that fails is a reject).
-pub(crate) fn lossless(ty: ColumnType, dt: &DataType) -> bool {
+pub(super) fn lossless(ty: ColumnType, dt: &DataType) -> bool {
     use DataType as D;
     if is_text(dt) {
         return true;
@@ -222,6 +222,6 @@ pub(crate) fn lossless(ty: ColumnType, dt: &DataType) -> bool {
 }
 
 /// Whether the delete column's type has a text `delete_when` compares.
-pub(crate) fn deletable(dt: &DataType) -> bool {
+pub(super) fn deletable(dt: &DataType) -> bool {
     is_text(dt) || dt == &DataType::Boolean || integer_digits(dt).is_some()
 }

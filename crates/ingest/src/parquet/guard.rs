@@ -5,7 +5,7 @@
 use parquet::file::metadata::ParquetMetaData;
 
 /// Why the metadata of a file of `len` bytes cannot be read, if it cannot.
-pub(crate) fn check_metadata(metadata: &ParquetMetaData, len: usize) -> Result<(), String> {
+pub(super) fn check_metadata(metadata: &ParquetMetaData, len: usize) -> Result<(), String> {
     let leaves = metadata.file_metadata().schema_descr().num_columns();
     for (g, group) in metadata.row_groups().iter().enumerate() {
         if group.num_rows() < 0 {

@@ -8,7 +8,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::*;
 use common::*;
 use deltaload_core::Value;
-use deltaload_parquet::read_parquet;
+use deltaload_ingest::parquet::read_parquet;
 use std::sync::Arc;
 
 #[test]
