@@ -36,7 +36,6 @@ mod opening;
 pub mod redrive;
 pub mod report;
 pub mod s3;
-mod s3_body;
 pub mod settings;
 pub mod spec;
 

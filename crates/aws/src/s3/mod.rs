@@ -1,10 +1,12 @@
 //! Objects read from S3 with the AWS SDK, with their ETag and version id.
 
+mod body;
+
 use crate::error::{describe, AwsError};
 use crate::event::ObjectRef;
-use crate::s3_body::Body;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use aws_sdk_s3::operation::get_object::GetObjectOutput;
+use body::{Body, ReadProblem, Room};
 use deltaload_core::compression::Unreadable;
 use deltaload_lake::{Expanded, SourceFile};
 
@@ -51,34 +53,9 @@ fn gone(code: Option<&str>, names_version: bool) -> bool {
 #[derive(Debug, Clone)]
 pub struct S3Reader {
     client: aws_sdk_s3::Client,
-    max_bytes: u64,
-    /// Objects too large to read whole within it are written to its spill
-    /// directory instead of memory.
-    budget: deltaload_lake::MemoryBudget,
-    /// Bytes of the batch's objects held in memory: beyond what the budget
-    /// reads whole, objects go to the spill directory ([`S3Reader::new_batch`]).
-    held: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Bytes of the spill directory the batch's objects on disk may take
-    /// (about three times each one's size): at most the budget's `spill_space`.
-    spilled: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-/// Counts `n` more against `counter` when that keeps it within `limit`.
-fn take(counter: &std::sync::atomic::AtomicU64, limit: u64, n: u64) -> bool {
-    use std::sync::atomic::Ordering;
-    counter
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-            (held.saturating_add(n) <= limit).then_some(held + n)
-        })
-        .is_ok()
-}
-
-/// Counts `n` less against `counter`.
-fn give_back(counter: &std::sync::atomic::AtomicU64, n: u64) {
-    use std::sync::atomic::Ordering;
-    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-        Some(held.saturating_sub(n))
-    });
+    /// What the batch's objects may take in memory and on disk, and the
+    /// largest object read.
+    room: Room,
 }
 
 /// An S3 client from the standard AWS configuration; path-style addressing when
@@ -95,67 +72,26 @@ impl S3Reader {
     pub fn new(client: aws_sdk_s3::Client, max_bytes: u64) -> Self {
         Self {
             client,
-            max_bytes,
-            budget: deltaload_lake::MemoryBudget::unlimited(),
-            held: Default::default(),
-            spilled: Default::default(),
+            room: Room::new(max_bytes),
         }
     }
 
     /// Starts a batch: none of its objects is held in memory or on disk yet
     /// (the last batch's are gone with it).
     pub fn new_batch(&self) {
-        self.held.store(0, std::sync::atomic::Ordering::Relaxed);
-        self.spilled.store(0, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Whether an object of `size` bytes may be held in memory, counting it
-    /// held when it may: the batch's objects in memory together are at most
-    /// what the budget reads whole.
-    pub(crate) fn hold(&self, size: u64) -> bool {
-        take(&self.held, self.budget.whole_limit(), size)
-    }
-
-    /// Reserves the spill space an object of `size` bytes needs on disk, or
-    /// says why the message must wait: the batch's other objects take it.
-    pub(crate) fn reserve(&self, size: u64) -> Result<(), ReadProblem> {
-        let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
-        match take(
-            &self.spilled,
-            self.budget.spill_space.unwrap_or(u64::MAX),
-            needs,
-        ) {
-            true => Ok(()),
-            false => Err((
-                format!(
-                    "the spill directory {} is taken by this batch's other large objects: \
-                     the message is left for redelivery",
-                    self.budget.spill_dir.display()
-                ),
-                Box::new(std::io::Error::other("spill space reserved")),
-            )),
-        }
+        self.room.new_batch();
     }
 
     /// Writes objects too large to read whole within `budget` to its spill
     /// directory (read from there a piece at a time) instead of memory.
-    pub fn with_budget(self, budget: deltaload_lake::MemoryBudget) -> Self {
-        Self { budget, ..self }
-    }
-
-    /// Counts `size` bytes less held in memory.
-    pub(crate) fn give_back(&self, size: u64) {
-        give_back(&self.held, size)
-    }
-
-    /// The memory budget objects are read within.
-    pub(crate) fn budget(&self) -> &deltaload_lake::MemoryBudget {
-        &self.budget
+    pub fn with_budget(mut self, budget: deltaload_lake::MemoryBudget) -> Self {
+        self.room.budget = budget;
+        self
     }
 
     /// The largest object read.
     pub fn max_bytes(&self) -> u64 {
-        self.max_bytes
+        self.room.max_bytes
     }
 
     /// The S3 client, for listing and tests.
@@ -205,6 +141,7 @@ impl S3Reader {
         };
         let local = |(problem, source): ReadProblem| read_err(problem, source);
         let bytes = match self
+            .room
             .take_body(response.body, declared)
             .await
             .map_err(local)?
@@ -251,7 +188,7 @@ impl S3Reader {
     /// An object of `size` bytes refused before its body is read: larger
     /// than --max-object-bytes, or needing more spill space than there is.
     fn unfit(&self, size: u64) -> Option<Fetched> {
-        match size > self.max_bytes {
+        match size > self.room.max_bytes {
             true => Some(Fetched::TooLarge(size)),
             false => self.no_room(size),
         }
@@ -263,17 +200,22 @@ impl S3Reader {
     fn expand_held(&self, bytes: &[u8]) -> Result<Result<Expanded, Unreadable>, ReadProblem> {
         let size = bytes.len() as u64;
         let room = self
+            .room
             .budget
             .whole_limit()
-            .saturating_sub(self.held.load(std::sync::atomic::Ordering::Relaxed))
+            .saturating_sub(self.room.held.load(std::sync::atomic::Ordering::Relaxed))
             .saturating_add(size);
         let open = || Ok(bytes);
-        let keep = |n: u64| self.hold(n.saturating_sub(size));
-        let expanded =
-            deltaload_lake::expand_gzip(open, (room, self.max_bytes), &self.budget.spill_dir, keep);
+        let keep = |n: u64| self.room.hold(n.saturating_sub(size));
+        let expanded = deltaload_lake::expand_gzip(
+            open,
+            (room, self.room.max_bytes),
+            &self.room.budget.spill_dir,
+            keep,
+        );
         let expanded = expanded.map_err(|e| (e.to_string(), Box::new(e) as _))?;
         if let Ok(Expanded::Disk(on_disk)) = &expanded {
-            give_back(&self.held, size);
+            self.room.give_back(size);
             self.reserve_expanded(on_disk)?;
         }
         Ok(expanded)
@@ -282,9 +224,10 @@ impl S3Reader {
     /// The refusal of an object of `size` bytes that must be spilled but
     /// would not fit the spill directory's space.
     fn no_room(&self, size: u64) -> Option<Fetched> {
-        let space = self.budget.spill_space?;
+        let space = self.room.budget.spill_space?;
         let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
-        (!self.budget.fits_whole(size) && needs > space).then_some(Fetched::NoRoom { size, space })
+        (!self.room.budget.fits_whole(size) && needs > space)
+            .then_some(Fetched::NoRoom { size, space })
     }
 
     /// A spooled object, expanded onto disk when it is gzip.
@@ -323,7 +266,8 @@ impl S3Reader {
 
     /// Reserves the spill space an expansion on disk takes (its size).
     fn reserve_expanded(&self, on_disk: &deltaload_lake::OnDisk) -> Result<(), ReadProblem> {
-        self.reserve(std::fs::metadata(&on_disk.path).map_or(0, |m| m.len()))
+        self.room
+            .reserve(std::fs::metadata(&on_disk.path).map_or(0, |m| m.len()))
     }
 
     /// Gzip `input` expanded into a file of its own under the spill directory.
@@ -335,17 +279,15 @@ impl S3Reader {
             (
                 format!(
                     "expanding a large object into {} (check its free space)",
-                    self.budget.spill_dir.display()
+                    self.room.budget.spill_dir.display()
                 ),
                 Box::new(e),
             )
         };
-        deltaload_lake::OnDisk::expanded(input, &self.budget.spill_dir, self.max_bytes).map_err(io)
+        deltaload_lake::OnDisk::expanded(input, &self.room.budget.spill_dir, self.room.max_bytes)
+            .map_err(io)
     }
 }
-
-/// What went wrong reading an object, and its cause.
-pub(crate) type ReadProblem = (String, Box<dyn std::error::Error + Send + Sync>);
 
 #[cfg(test)]
 mod tests {

@@ -2,15 +2,15 @@
 //! as they stream (the Content-Length S3 declares is not trusted, and may be
 //! missing), kept in memory while the batch's share of the budget allows and
 //! written to the spill directory beyond it, and cut off once past the
-//! largest object read.
+//! largest object read. The limits, and what the batch's objects take of
+//! them, are the reader's [`Room`].
 
-use crate::s3::{ReadProblem, S3Reader};
 use deltaload_lake::OnDisk;
 use std::io::Write as _;
 
 /// Where a body went.
 #[derive(Debug)]
-pub(crate) enum Body {
+pub(super) enum Body {
     /// Held in memory (counted held against the batch's share).
     Memory(Vec<u8>),
     /// Written to a file of its own under the spill directory.
@@ -25,12 +25,101 @@ enum Sink {
     Disk(OnDisk, std::io::BufWriter<std::fs::File>),
 }
 
-impl S3Reader {
+/// What went wrong reading an object, and its cause.
+pub(super) type ReadProblem = (String, Box<dyn std::error::Error + Send + Sync>);
+
+/// What a reader's batch of objects may take: memory up to what the budget
+/// reads whole, the spill directory up to the budget's `spill_space`; and
+/// the largest object read.
+#[derive(Debug, Clone)]
+pub(super) struct Room {
+    /// The largest object read.
+    pub(super) max_bytes: u64,
+    /// Objects too large to read whole within it are written to its spill
+    /// directory instead of memory.
+    pub(super) budget: deltaload_lake::MemoryBudget,
+    /// Bytes of the batch's objects held in memory: beyond what the budget
+    /// reads whole, objects go to the spill directory ([`Room::new_batch`]).
+    pub(super) held: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Bytes of the spill directory the batch's objects on disk may take
+    /// (about three times each one's size): at most the budget's `spill_space`.
+    spilled: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Counts `n` more against `counter` when that keeps it within `limit`.
+fn take(counter: &std::sync::atomic::AtomicU64, limit: u64, n: u64) -> bool {
+    use std::sync::atomic::Ordering;
+    counter
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+            (held.saturating_add(n) <= limit).then_some(held + n)
+        })
+        .is_ok()
+}
+
+/// Counts `n` less against `counter`.
+fn give_back(counter: &std::sync::atomic::AtomicU64, n: u64) {
+    use std::sync::atomic::Ordering;
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+        Some(held.saturating_sub(n))
+    });
+}
+
+impl Room {
+    /// Room for objects of at most `max_bytes`, every one held in memory.
+    pub(super) fn new(max_bytes: u64) -> Self {
+        Self {
+            max_bytes,
+            budget: deltaload_lake::MemoryBudget::unlimited(),
+            held: Default::default(),
+            spilled: Default::default(),
+        }
+    }
+
+    /// Starts a batch: none of its objects is held in memory or on disk yet
+    /// (the last batch's are gone with it).
+    pub(super) fn new_batch(&self) {
+        self.held.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.spilled.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether an object of `size` bytes may be held in memory, counting it
+    /// held when it may: the batch's objects in memory together are at most
+    /// what the budget reads whole.
+    pub(super) fn hold(&self, size: u64) -> bool {
+        take(&self.held, self.budget.whole_limit(), size)
+    }
+
+    /// Reserves the spill space an object of `size` bytes needs on disk, or
+    /// says why the message must wait: the batch's other objects take it.
+    pub(super) fn reserve(&self, size: u64) -> Result<(), ReadProblem> {
+        let needs = size.saturating_mul(deltaload_lake::budget::SPILL_FACTOR);
+        match take(
+            &self.spilled,
+            self.budget.spill_space.unwrap_or(u64::MAX),
+            needs,
+        ) {
+            true => Ok(()),
+            false => Err((
+                format!(
+                    "the spill directory {} is taken by this batch's other large objects: \
+                     the message is left for redelivery",
+                    self.budget.spill_dir.display()
+                ),
+                Box::new(std::io::Error::other("spill space reserved")),
+            )),
+        }
+    }
+
+    /// Counts `size` bytes less held in memory.
+    pub(super) fn give_back(&self, size: u64) {
+        give_back(&self.held, size)
+    }
+
     /// Takes `body`, of `declared` bytes when S3 said so. A declared size is
     /// held (in memory) or reserved (on disk) up front, as before the first
     /// byte; an unknown one a chunk at a time. Either way the bytes are
-    /// counted, and reading stops past [`S3Reader::max_bytes`].
-    pub(crate) async fn take_body(
+    /// counted, and reading stops past [`Room::max_bytes`].
+    pub(super) async fn take_body(
         &self,
         mut body: aws_sdk_s3::primitives::ByteStream,
         declared: Option<u64>,
@@ -49,7 +138,7 @@ impl S3Reader {
             (format!("S3 GetObject: body interrupted: {e}"), Box::new(e))
         })? {
             counted += chunk.len() as u64;
-            if counted > self.max_bytes() {
+            if counted > self.max_bytes {
                 return Ok(Body::Over(counted));
             }
             sink = self.keep(sink, &chunk, declared.is_none())?;
@@ -99,7 +188,7 @@ impl S3Reader {
     /// A new file of its own under the spill directory.
     fn spill_file(&self) -> Result<(OnDisk, std::io::BufWriter<std::fs::File>), ReadProblem> {
         let create = |e| self.spill_problem("creating a file for a large object", e);
-        let on_disk = OnDisk::copy_in(&self.budget().spill_dir, "object").map_err(create)?;
+        let on_disk = OnDisk::copy_in(&self.budget.spill_dir, "object").map_err(create)?;
         let file = std::fs::File::create(&on_disk.path).map_err(create)?;
         Ok((on_disk, std::io::BufWriter::with_capacity(1 << 20, file)))
     }
@@ -108,7 +197,7 @@ impl S3Reader {
         (
             format!(
                 "{what} in {} (the spill directory: check its free space, Lambda's EphemeralStorage)",
-                self.budget().spill_dir.display()
+                self.budget.spill_dir.display()
             ),
             Box::new(e),
         )
