@@ -6,7 +6,7 @@
 //! file without quotes is cut (safe whatever the quoting, and the common case
 //! for generated change files).
 
-use crate::reader::ParsedFile;
+use crate::parsed::ParsedFile;
 use crate::sink::Sink;
 
 /// The smallest span worth a core of its own: shorter bodies are parsed in one pass.

@@ -31,6 +31,7 @@ pub mod identity;
 pub mod jsonl;
 mod layout;
 pub mod newest;
+mod parsed;
 pub mod pieces;
 mod quotes;
 pub mod ranges;

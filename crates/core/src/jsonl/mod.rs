@@ -10,7 +10,7 @@
 
 use crate::contract::HeaderMismatch;
 use crate::fields::{parse_decimal, parse_double, parse_integer, shown};
-use crate::reader::{ParsedFile, Reject};
+use crate::parsed::{ParsedFile, Reject};
 use crate::record::RejectReason;
 use crate::sink::{Scalar, Sink};
 use crate::spec::{Column, ColumnType, Dataset, DeleteWhen, ExtraFields, Preset};
