@@ -2,7 +2,6 @@
 //! its order, every one nullable, and the delete flag last.
 
 use crate::changes::Changes;
-use crate::picks::Take;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use deltaload_core::Dataset;
@@ -107,28 +106,5 @@ pub fn positions(dataset: &Dataset, schema: &SchemaRef) -> Result<Vec<usize>, Ar
         .columns
         .iter()
         .map(|c| schema.index_of(&c.name))
-        .collect()
-}
-
-/// Per table column, where an updated row takes it from: the change for the
-/// update columns and the lineage columns (unless null, for the
-/// [`Dataset::keep_on_null`] ones), the table's row for the others.
-pub fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<Take> {
-    let named = |cols: &[usize]| -> Vec<&str> {
-        cols.iter()
-            .map(|&i| dataset.columns[i].name.as_str())
-            .collect()
-    };
-    let mut set = named(&dataset.update);
-    set.extend(deltaload_core::spec::LINEAGE_COLUMNS);
-    let unless_null = named(&dataset.keep_on_null);
-    schema
-        .fields()
-        .iter()
-        .map(|f| match f.name().as_str() {
-            n if unless_null.contains(&n) => Take::SetUnlessNull,
-            n if set.contains(&n) => Take::Set,
-            _ => Take::Kept,
-        })
         .collect()
 }

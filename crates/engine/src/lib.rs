@@ -40,7 +40,7 @@ pub mod spill;
 pub mod tables;
 pub mod target;
 
-pub use aligned::{positions, updated_mask, Aligned};
+pub use aligned::{positions, Aligned};
 pub use decide::{decide, Action, Decider};
 pub use error::EngineError;
 pub use groups::{groups, Group};
@@ -48,7 +48,7 @@ pub use matching::ChangeKeys;
 pub use meet::{meet, Met};
 pub use newest::{newest_filled, newest_indices, Filled};
 pub use order::Order;
-pub use picks::{Picks, Take};
+pub use picks::{updated_mask, Picks, Take};
 pub use tables::TableName;
 pub use target::{FileRows, Target};
 

@@ -5,9 +5,10 @@
 use crate::decide::Action;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
-use arrow_schema::ArrowError;
+use arrow_schema::{ArrowError, SchemaRef};
 use arrow_select::concat::concat;
 use arrow_select::take::take;
+use deltaload_core::Dataset;
 
 /// Where an output column's values come from for an updated row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,29 @@ pub enum Take {
     /// The change, unless it is null there: the table's row then
     /// (`ignore_null_updates`).
     SetUnlessNull,
+}
+
+/// Per table column, where an updated row takes it from: the change for the
+/// update columns and the lineage columns (unless null, for the
+/// [`Dataset::keep_on_null`] ones), the table's row for the others.
+pub fn updated_mask(dataset: &Dataset, schema: &SchemaRef) -> Vec<Take> {
+    let named = |cols: &[usize]| -> Vec<&str> {
+        cols.iter()
+            .map(|&i| dataset.columns[i].name.as_str())
+            .collect()
+    };
+    let mut set = named(&dataset.update);
+    set.extend(deltaload_core::spec::LINEAGE_COLUMNS);
+    let unless_null = named(&dataset.keep_on_null);
+    schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            n if unless_null.contains(&n) => Take::SetUnlessNull,
+            n if set.contains(&n) => Take::Set,
+            _ => Take::Kept,
+        })
+        .collect()
 }
 
 /// Where each row of the upsert's output takes its values from: a (source
