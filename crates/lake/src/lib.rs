@@ -189,16 +189,28 @@ impl Lake {
             .collect()
     }
 
-    /// The writer of dataset `ds`'s tables (tests).
-    #[cfg(test)]
-    pub(crate) fn writer(&mut self, ds: usize) -> Writer<'_> {
-        Writer {
+    /// The lake borrowed in its two parts for a load into dataset `ds`: the
+    /// writer of the dataset's tables, and the tables every dataset shares.
+    fn split(&mut self, ds: usize) -> (Writer<'_>, load::Shared<'_>) {
+        let writer = Writer {
             set: &mut self.tables.sets[ds],
             ctx: &self.ctx,
             root: &self.root,
             settings: &self.settings,
             tally: &mut self.tally,
-        }
+        };
+        let shared = load::Shared {
+            ledger: &mut self.tables.ledger,
+            reconciliation: &mut self.tables.reconciliation,
+            commit_retries: &mut self.commit_retries,
+        };
+        (writer, shared)
+    }
+
+    /// The writer of dataset `ds`'s tables (tests).
+    #[cfg(test)]
+    pub(crate) fn writer(&mut self, ds: usize) -> Writer<'_> {
+        self.split(ds).0
     }
 }
 
@@ -247,18 +259,7 @@ impl Lake {
         opts: LoadOptions,
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let ds = self.set_index(dataset)?;
-        let shared = load::Shared {
-            ledger: &mut self.tables.ledger,
-            reconciliation: &mut self.tables.reconciliation,
-            commit_retries: &mut self.commit_retries,
-        };
-        let writer = Writer {
-            set: &mut self.tables.sets[ds],
-            ctx: &self.ctx,
-            root: &self.root,
-            settings: &self.settings,
-            tally: &mut self.tally,
-        };
+        let (writer, shared) = self.split(ds);
         load::load_into(writer, shared, files, opts).await
     }
 }
