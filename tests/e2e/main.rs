@@ -3,6 +3,7 @@
 // type is deep: proving a spawned load `Send` takes more than the default 128.
 #![recursion_limit = "256"]
 
+mod adoption;
 mod batches;
 mod cdc;
 mod change_feed;
@@ -61,6 +62,7 @@ mod show;
 mod snapshot_cases;
 mod snapshot_history;
 mod snapshots;
+mod spark_tables;
 mod storage_faults;
 mod sweep;
 mod truncated_stats;

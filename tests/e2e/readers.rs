@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The script that reads a table with every reader (`tests/readers.py`).
-const READERS_PY: &str = include_str!("../readers.py");
+pub(crate) const READERS_PY: &str = include_str!("../readers.py");
 
 /// The readers that read every table deltaload writes, deletion vectors included.
 const FULL_READERS: [&str; 4] = [

@@ -249,6 +249,11 @@ pub enum SpecCommand {
     Check {
         /// The spec: a TOML file or an s3:// URI.
         file: String,
+        /// Lake root: a dataset's table already there (one another writer
+        /// made) is read, to name the columns it has that the spec does not
+        /// declare (kept: inserts write them null, updates leave them).
+        #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
+        lake: String,
     },
     /// Print the built-in orders dataset as a spec.
     Example,

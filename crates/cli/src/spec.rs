@@ -13,20 +13,45 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
         SpecCommand::Example => {
             out!("{}", ORDERS_SPEC.trim_end());
         }
-        SpecCommand::Check { file } => {
+        SpecCommand::Check { file, lake } => {
             let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
             let count = spec.datasets.len();
             let shown = match dataset {
                 Some(name) => spec.narrow(name).map_err(anyhow::Error::msg)?,
                 None => spec,
             };
+            let root = crate::opening::lake_root(lake).ok();
             for d in &shown.datasets {
                 describe(d, count == 1)?;
+                if let Some(root) = &root {
+                    kept_columns(root, d).await?;
+                }
             }
             out!("{file}: {count} dataset(s), valid");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The columns of `d`'s table at `root` that the spec does not declare,
+/// when the table exists (a table another writer made): printed as kept.
+/// A lake that cannot be read is left out: the spec is checked alone.
+async fn kept_columns(
+    root: &deltaload_lake::LakeRoot,
+    d: &std::sync::Arc<Dataset>,
+) -> std::io::Result<()> {
+    match deltaload_lake::undeclared_columns(root, d).await {
+        Ok(columns) if !columns.is_empty() => {
+            out!(
+                "  columns of table {} the spec does not declare, kept (inserts write them null, updates leave them): {}",
+                d.table_name(),
+                columns.join(", ")
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::debug!(error = %e, "the lake was not read for spec check"),
+    }
+    Ok(())
 }
 
 /// Prints dataset `d`; `alone` when it is its spec's only dataset (which
@@ -36,12 +61,9 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
         true => "none (the spec's only dataset: it takes every object)",
         false => "none (loads with `load --dataset` only)",
     });
-    let mut tables = vec![d.name.clone(), d.rejected_table()];
-    if d.keeps_tombstones() {
-        tables.push(d.tombstones_table());
-    }
-    if d.history.is_some() {
-        tables.extend([d.history_table(), d.history_log_table()]);
+    let mut tables = d.table_folders();
+    if !d.keeps_tombstones() {
+        tables.retain(|t| *t != d.tombstones_table());
     }
     out!(
         "dataset {}: tables {}; source {source}",

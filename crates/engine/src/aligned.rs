@@ -2,7 +2,7 @@
 //! its order, every one nullable, and the delete flag last.
 
 use crate::changes::Changes;
-use arrow_array::{Array, BooleanArray, RecordBatch};
+use arrow_array::{new_null_array, Array, BooleanArray, RecordBatch};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use deltaload_core::Dataset;
 use deltaload_ingest::DataError;
@@ -74,13 +74,13 @@ pub fn align(
     let source = changes.schema();
     let mut columns = Vec::with_capacity(schema.fields().len() + 1);
     for field in schema.fields() {
-        let i = source
-            .index_of(field.name())
-            .map_err(|_| DataError::Invariant {
-                table: label.to_string(),
-                detail: format!("column {:?} of the table is not in the spec", field.name()),
-            })?;
-        columns.push(changes.column(i).clone());
+        // A column of the table the spec does not declare (a table another
+        // writer made): an insert writes it null, an update keeps the
+        // table's value (`updated_mask` takes it from the table's row).
+        columns.push(match source.index_of(field.name()) {
+            Ok(i) => changes.column(i).clone(),
+            Err(_) => new_null_array(field.data_type(), changes.num_rows()),
+        });
     }
     columns.push(changes.column(changes.num_columns() - 1).clone());
     let mut fields: Vec<_> = schema

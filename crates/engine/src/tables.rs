@@ -54,7 +54,7 @@ impl TableName {
     /// The table's folder name under the lake root.
     pub fn as_str(&self) -> String {
         match self {
-            Self::Target(d) => d.name.clone(),
+            Self::Target(d) => d.table_name().to_string(),
             Self::Rejected(d) => d.rejected_table(),
             Self::Tombstones(d) => d.tombstones_table(),
             Self::History(d) => d.history_table(),

@@ -36,7 +36,8 @@ pub use load::options::LoadOptions;
 pub use ops::audit::{self, DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
 pub use ops::maintain::{self, MaintainOptions, Maintained};
 pub use ops::show::{
-    show, table_rows, table_version, ShowFormat, ShowOptions, Shown, DEFAULT_SHOW_LIMIT,
+    show, table_rows, table_version, undeclared_columns, ShowFormat, ShowOptions, Shown,
+    DEFAULT_SHOW_LIMIT,
 };
 pub use table::error::{self, LakeError};
 pub use table::location::{self, lake_url, local_source, LakeRoot};

@@ -47,6 +47,10 @@ impl Spec {
                     ),
                 ));
             }
+            let own = dataset.table_folders();
+            if let Some(twice) = own.iter().enumerate().find(|(i, t)| own[..*i].contains(t)) {
+                return Err(src.error(span(), format!("dataset {:?} would write table {:?} twice (its table, rejects, tombstones or history): give table or rejected_table another name", dataset.name, twice.1)));
+            }
             if let Some((table, other)) = shared_table(&datasets, &dataset) {
                 return Err(src.error(span(), format!("dataset {:?} would write table {table:?}, which is also a table of dataset {other:?}: rename one of them", dataset.name)));
             }
@@ -61,22 +65,16 @@ impl Spec {
 
 /// A table `dataset` writes that one of `others` writes too, with its dataset.
 fn shared_table(others: &[Arc<Dataset>], dataset: &Dataset) -> Option<(String, String)> {
-    let tables = |d: &Dataset| -> Vec<String> {
-        let mut t = vec![d.name.clone(), d.rejected_table(), d.tombstones_table()];
-        if d.history.is_some() {
-            t.extend([d.history_table(), d.history_log_table()]);
-        }
-        t
-    };
-    let mine = tables(dataset);
+    let mine = dataset.table_folders();
     others.iter().find_map(|o| {
-        let theirs = tables(o);
+        let theirs = o.table_folders();
         (mine.iter().find(|t| theirs.contains(t))).map(|t| (t.clone(), o.name.clone()))
     })
 }
 
 fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
     let name = dataset_name(src, &d.name)?;
+    let (table, rejected) = super::tables::table_names(src, d)?;
     let source = match &d.source {
         Some(s) => Some(source(src, s)?),
         None => None,
@@ -121,6 +119,8 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         preset: implied.preset,
         generated,
         name: name.clone(),
+        table,
+        rejected,
         source,
         columns,
         keys,

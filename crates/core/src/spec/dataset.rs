@@ -14,8 +14,15 @@ use std::sync::Arc;
 /// A dataset: its columns, its key, how a newer change is told, and where its files land.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
-    /// `[a-z][a-z0-9_]*`: the table's name; rejects go to `rejected_<name>`.
+    /// `[a-z][a-z0-9_]*`: the dataset's name, and its table's unless
+    /// [`Dataset::table`] says otherwise; rejects go to `rejected_<name>`.
     pub name: String,
+    /// The folder of the dataset's table under the lake root, when it is not
+    /// the dataset's name (`table = "…"`: a table another writer made).
+    pub table: Option<String>,
+    /// The table of rejected records, when it is not `rejected_<name>`
+    /// (`rejected_table = "…"`).
+    pub rejected: Option<String>,
     /// `s3://bucket/prefix` whose objects load into this dataset.
     pub source: Option<String>,
     /// The columns, in declared order.
@@ -85,9 +92,31 @@ impl Dataset {
         }
     }
 
-    /// The table of rejected records.
+    /// The folder of the dataset's table: `table`, else the dataset's name.
+    pub fn table_name(&self) -> &str {
+        self.table.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The table of rejected records: `rejected_table`, else `rejected_<name>`.
     pub fn rejected_table(&self) -> String {
-        format!("rejected_{}", self.name)
+        match &self.rejected {
+            Some(table) => table.clone(),
+            None => format!("rejected_{}", self.name),
+        }
+    }
+
+    /// The folders of every table the dataset may write: its table, its
+    /// rejects, its tombstones, and its history's two when it keeps one.
+    pub fn table_folders(&self) -> Vec<String> {
+        let mut t = vec![
+            self.table_name().to_string(),
+            self.rejected_table(),
+            self.tombstones_table(),
+        ];
+        if self.history.is_some() {
+            t.extend([self.history_table(), self.history_log_table()]);
+        }
+        t
     }
 
     /// The column names, in declared order.

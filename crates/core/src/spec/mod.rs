@@ -4,7 +4,7 @@
 //! The files form layers, each importing only from those below it: `parse`
 //! (the raw TOML), `formats` and `column` at the bottom; `resolve` (names
 //! of columns to indexes); the rules of the options (`feed`, `updates`,
-//! `snapshot`, `history`, `preset`); `dataset` (the checked [`Dataset`] and
+//! `snapshot`, `history`, `preset`, `tables`); `dataset` (the checked [`Dataset`] and
 //! [`Spec`]); `check` (the raw spec checked into them); and this module on
 //! top, with what needs a whole dataset, its parser or a [`Sink`].
 
@@ -18,6 +18,7 @@ mod parse;
 mod preset;
 mod resolve;
 mod snapshot;
+mod tables;
 mod updates;
 
 use crate::sink::{Scalar, Sink};

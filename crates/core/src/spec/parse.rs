@@ -61,6 +61,8 @@ pub(crate) type Names = Spanned<Vec<Spanned<String>>>;
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawDataset {
     pub name: Spanned<String>,
+    pub table: Option<Spanned<String>>,
+    pub rejected_table: Option<Spanned<String>>,
     pub source: Option<Spanned<String>>,
     pub preset: Option<Spanned<String>>,
     pub keys: Names,

@@ -187,7 +187,7 @@ impl Ops<'_> {
                 "SELECT {}, count(*) FROM {} GROUP BY {keys} HAVING count(*) > 1 \
                  ORDER BY {keys} LIMIT {limit}",
                 as_text.join(", "),
-                quoted(&dataset.name)
+                TableName::Target(dataset.clone()).sql()
             );
             let found = self.ask(&TableName::Target(dataset.clone()), &sql).await?;
             let n = dataset.keys.len();
@@ -210,7 +210,7 @@ impl Ops<'_> {
                     })
                     .collect();
                 out.push(DuplicateKey {
-                    table: dataset.name.clone(),
+                    table: dataset.table_name().to_string(),
                     key: key.join(", "),
                     count: count.unwrap_or(0) as u64,
                 });

@@ -4,7 +4,8 @@
 
 use crate::table::error::LakeError;
 use crate::table::location::LakeRoot;
-use crate::table::{open, query_stream, query_with};
+use crate::table::open::open;
+use crate::table::{query_stream, query_with};
 use deltalake::arrow::array::{Array, Int64Array};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::arrow::util::pretty::pretty_format_batches;
@@ -234,7 +235,7 @@ pub async fn table_rows(
     columns: &str,
 ) -> Result<Vec<Vec<String>>, LakeError> {
     use deltalake::arrow::util::display::{ArrayFormatter, FormatOptions};
-    let Some((_, batches)) = crate::table::select_all(root, name, columns).await? else {
+    let Some((_, batches)) = crate::table::open::select_all(root, name, columns).await? else {
         return Ok(Vec::new());
     };
     let options = FormatOptions::default().with_null("NULL");
@@ -261,4 +262,28 @@ pub async fn table_rows(
 /// The current version of table `name`, `None` when it does not exist.
 pub async fn table_version(root: &LakeRoot, name: &TableName) -> Result<Option<u64>, LakeError> {
     Ok(open(root, name).await?.and_then(|t| t.version()))
+}
+
+/// The columns of `dataset`'s table that its spec does not declare (kept
+/// as they are: inserts write them null, updates leave them); none when
+/// the table does not exist yet.
+pub async fn undeclared_columns(
+    root: &LakeRoot,
+    dataset: &std::sync::Arc<deltaload_core::Dataset>,
+) -> Result<Vec<String>, LakeError> {
+    let name = TableName::Target(dataset.clone());
+    let Some(table) = open(root, &name).await? else {
+        return Ok(Vec::new());
+    };
+    let label = name.as_str();
+    let snapshot = table
+        .snapshot()
+        .map_err(LakeError::delta(&label, table.table_url()))?;
+    let declared = name.schema();
+    Ok(snapshot
+        .schema()
+        .fields()
+        .filter(|f| declared.field_with_name(f.name()).is_err())
+        .map(|f| f.name().clone())
+        .collect())
 }

@@ -119,6 +119,54 @@ pub enum LakeError {
         /// What differs.
         detail: String,
     },
+    #[error(
+        "table {table} holds {count} row(s) with a null {column:?}, a key or sequence_by column of \
+         the dataset: deltaload matches changes on them and writes nothing into the table until \
+         none is null; delete or fill those rows (SELECT * FROM {table} WHERE {column} IS NULL \
+         finds them), then load again"
+    )]
+    /// A table another writer made holds nulls in a key or sequence column.
+    NullKeys {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+        /// How many rows hold a null there.
+        count: u64,
+    },
+    #[error(
+        "table {table} has the columns [{}], not those of deltaload's rejects [{}]: another writer \
+         made it, and deltaload never writes into it or alters it; give dataset {dataset:?} a \
+         rejects table of its own with rejected_table = \"...\" in its spec (docs/operating.md, \
+         \"Taking over an existing table\")",
+        .columns.join(", "), .ours.join(", ")
+    )]
+    /// The dataset's rejects table exists with another layout.
+    ForeignRejects {
+        /// The table.
+        table: String,
+        /// Its dataset.
+        dataset: String,
+        /// The table's columns.
+        columns: Vec<String>,
+        /// The columns of deltaload's rejects.
+        ours: Vec<String>,
+    },
+    #[error(
+        "table {table} uses the Delta feature {feature:?}, which deltaload {does}; nothing was \
+         written and the table is unchanged. {remedy}"
+    )]
+    /// A protocol feature of the table deltaload cannot honour in a write.
+    Unsupported {
+        /// The table.
+        table: String,
+        /// The feature, as the protocol names it.
+        feature: String,
+        /// What deltaload does not do with it.
+        does: String,
+        /// What it would take.
+        remedy: String,
+    },
     #[error("no table {table} at {url}: nothing has been loaded into this lake yet")]
     /// A table that does not exist yet.
     Missing {

@@ -3,8 +3,9 @@
 //! rewritten); any other difference refuses to start, naming both definitions.
 
 use crate::table::error::LakeError;
+use crate::table::nulls::{ADOPTED, NULLS_COUNTED};
 use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
-use deltalake::kernel::{StructField, StructType};
+use deltalake::kernel::StructType;
 use deltalake::DeltaTable;
 use deltaload_engine::tables::TableName;
 
@@ -79,7 +80,10 @@ pub(crate) fn kernel_schema(name: &TableName) -> Result<StructType, LakeError> {
         })
 }
 
-/// The table, with the columns the spec added; an error for any other change.
+/// The table, with the columns the spec added; an error for any other
+/// change. A table another writer made is adopted: its key and sequence
+/// columns counted for nulls once, its own columns kept
+/// ([`adopt::plan`](crate::table::adopt::plan)).
 pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<DeltaTable, LakeError> {
     let label = name.as_str();
     let url = table.table_url().clone();
@@ -89,9 +93,21 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
         detail,
     };
     let metadata = snapshot.metadata();
-    check_keys_and_partitions(name, metadata.configuration(), metadata.partition_columns())
-        .map_err(refuse)?;
-    let added = added_columns(&snapshot.schema(), &kernel_schema(name)?)
+    let config = metadata.configuration();
+    check_keys_and_partitions(name, config, metadata.partition_columns()).map_err(refuse)?;
+    // A dataset's table deltaload did not create (it records its keys at
+    // creation), or took over before.
+    let adopting = matches!(name, TableName::Target(_))
+        && (config.contains_key(ADOPTED) || !config.contains_key(KEYS_PROPERTY));
+    let mut marks = Vec::new();
+    if adopting && !config.contains_key(ADOPTED) {
+        marks.push((ADOPTED.to_string(), "true".to_string()));
+        if let Some(keys) = keys_property(name) {
+            marks.push((KEYS_PROPERTY.to_string(), keys));
+        }
+    }
+    let existing = snapshot.schema();
+    let plan = crate::table::adopt::plan(name, &existing, &kernel_schema(name)?, adopting)
         .map_err(|detail| match name {
             TableName::Tombstones(_) => format!(
                 "{detail} (it holds the dataset's keys and sequence_by columns: a change of \
@@ -100,16 +116,28 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
             _ => detail,
         })
         .map_err(refuse)?;
-    if added.is_empty() {
+    if !plan.kept.is_empty() {
+        tracing::debug!(table = %label, columns = ?plan.kept, "columns the spec does not declare: inserts write them null, updates keep them");
+    }
+    if let Some(counted) = crate::table::nulls::count_nulls(&table, name, &plan.to_count).await? {
+        marks.push((NULLS_COUNTED.to_string(), counted));
+    }
+    let mut table = table;
+    if !marks.is_empty() {
+        tracing::info!(table = %label, "taking over a table another writer made");
+        crate::table::properties::set_properties(&mut table, &label, marks).await?;
+    }
+    if plan.added.is_empty() {
         return Ok(table);
     }
-    let names: Vec<String> = added.iter().map(|f| f.name().to_string()).collect();
+    let names: Vec<String> = plan.added.iter().map(|f| f.name().to_string()).collect();
     tracing::info!(table = %label, columns = ?names, "adding the spec's new nullable columns to the table");
-    table
+    table = table
         .add_columns()
-        .with_fields(added)
+        .with_fields(plan.added)
         .await
-        .map_err(LakeError::delta(&label, &url))
+        .map_err(LakeError::delta(&label, &url))?;
+    Ok(table)
 }
 
 /// The keys recorded in the table's properties and its partition columns
@@ -139,75 +167,12 @@ fn check_keys_and_partitions(
     Ok(())
 }
 
-/// The spec's columns the table lacks (all nullable); what differs otherwise, in words.
-fn added_columns(existing: &StructType, wanted: &StructType) -> Result<Vec<StructField>, String> {
-    for field in existing.fields() {
-        let Some(want) = wanted.fields().find(|w| w.name() == field.name()) else {
-            return Err(format!(
-                "column {:?} ({}) is in the table but not in the spec",
-                field.name(),
-                describe(field)
-            ));
-        };
-        if want.data_type() != field.data_type() || want.is_nullable() != field.is_nullable() {
-            // Keys and sequence columns are not null whatever the spec says:
-            // a nullability alone that differs mostly means they changed.
-            let hint = match want.data_type() == field.data_type() {
-                true => {
-                    " (keys and sequence_by columns are stored not null whatever the spec \
-                     says: a change of keys or sequence_by changes that)"
-                }
-                false => "",
-            };
-            return Err(format!(
-                "column {:?} is {} in the table and {} in the spec{hint}",
-                field.name(),
-                describe(field),
-                describe(want)
-            ));
-        }
-    }
-    let added: Vec<StructField> = wanted
-        .fields()
-        .filter(|w| existing.fields().all(|f| f.name() != w.name()))
-        .cloned()
-        .collect();
-    if let Some(required) = added.iter().find(|f| !f.is_nullable()) {
-        return Err(format!(
-            "column {:?} ({}) is new and may not be null: rows already in the table have no value \
-             for it; declare it nullable (the default), or, when it is a key or sequence_by \
-             column (never null), restore the earlier keys and sequence_by",
-            required.name(),
-            describe(required)
-        ));
-    }
-    Ok(added)
-}
-
-fn describe(field: &StructField) -> String {
-    let null = if field.is_nullable() {
-        "nullable"
-    } else {
-        "not null"
-    };
-    format!("{}, {null}", field.data_type())
-}
-
 #[cfg(test)]
 mod tests {
     use crate::{lake_url, Lake};
-    use deltalake::arrow::datatypes::{DataType, Field, Schema};
     use deltalake::kernel::engine::arrow_conversion::TryIntoKernel;
     use deltalake::kernel::StructType;
     use deltaload_engine::tables::TableName;
-
-    fn schema(fields: &[(&str, DataType, bool)]) -> StructType {
-        let fields: Vec<Field> = fields
-            .iter()
-            .map(|(n, t, null)| Field::new(*n, t.clone(), *null))
-            .collect();
-        (&Schema::new(fields)).try_into_kernel().unwrap()
-    }
 
     // A checkpoint interval set by hand (or by another tool) is the table
     // owner's choice, not a change of its definition.
@@ -233,43 +198,6 @@ mod tests {
         assert!(refused.contains("keys are [customer_id]"), "{refused}");
     }
 
-    #[test]
-    fn only_new_nullable_columns_are_added_and_every_other_change_is_named() {
-        use super::added_columns;
-        let table = schema(&[
-            ("id", DataType::Int64, false),
-            ("v", DataType::Float64, true),
-        ]);
-        let grown = schema(&[
-            ("id", DataType::Int64, false),
-            ("v", DataType::Float64, true),
-            ("email", DataType::Utf8, true),
-        ]);
-        let added = added_columns(&table, &grown).unwrap();
-        assert_eq!(
-            added.iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
-            ["email"]
-        );
-        assert!(added_columns(&table, &table).unwrap().is_empty());
-        let retyped = schema(&[("id", DataType::Int64, false), ("v", DataType::Utf8, true)]);
-        assert_eq!(
-            added_columns(&table, &retyped).unwrap_err(),
-            "column \"v\" is double, nullable in the table and string, nullable in the spec"
-        );
-        let dropped = schema(&[("id", DataType::Int64, false)]);
-        assert!(added_columns(&table, &dropped)
-            .unwrap_err()
-            .contains("in the table but not in the spec"));
-        let required = schema(&[
-            ("id", DataType::Int64, false),
-            ("v", DataType::Float64, true),
-            ("n", DataType::Int64, false),
-        ]);
-        assert!(added_columns(&table, &required)
-            .unwrap_err()
-            .contains("may not be null"));
-    }
-
     /// A lake written before datasets had no `dataset` column in its ledger:
     /// opening it adds the column, and the old rows read null.
     #[tokio::test]
@@ -285,7 +213,7 @@ mod tests {
             .collect();
         let old = deltalake::arrow::datatypes::Schema::new(old);
         let old: StructType = (&old).try_into_kernel().unwrap();
-        let url = crate::table::table_url(&root, &TableName::Ledger).unwrap();
+        let url = crate::table::open::table_url(&root, &TableName::Ledger).unwrap();
         std::fs::create_dir_all(url.to_file_path().unwrap()).unwrap();
         deltalake::DeltaTableBuilder::from_url(url)
             .unwrap()

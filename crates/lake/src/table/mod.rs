@@ -2,15 +2,20 @@
 //! queried, its properties, the lake's location, its errors and retries,
 //! and the rows of the shared tables. Nothing here names a layer above.
 //!
-//! - [`sets`]: the tables of a lake, opened together.
+//! - [`sets`]: the tables of a lake, opened together; `open`: one table
+//!   opened, or created, or refused ([`features`], [`adopt`], [`nulls`]).
 //! - [`evolve`], [`stats`], [`properties`]: a table's definition kept in step with the spec.
 //! - [`arrow_rows`]: the Arrow rows of the rejects, ledger, reconciliation and tombstones.
 //! - [`predicates`]: the SQL predicates the writers and look-ups share.
 
+pub(crate) mod adopt;
 pub(crate) mod arrow_rows;
 pub mod error;
 pub(crate) mod evolve;
+pub(crate) mod features;
 pub mod location;
+pub(crate) mod nulls;
+pub(crate) mod open;
 pub(crate) mod predicates;
 pub(crate) mod properties;
 pub(crate) mod retry;
@@ -18,7 +23,6 @@ pub(crate) mod sets;
 pub(crate) mod stats;
 
 use crate::table::error::LakeError;
-use crate::table::location::LakeRoot;
 use deltalake::arrow::array::{Array, ArrayRef, AsArray};
 use deltalake::arrow::compute::cast;
 use deltalake::arrow::datatypes::{DataType, Decimal128Type, Int64Type};
@@ -27,9 +31,8 @@ use deltalake::datafusion::common::ScalarValue;
 use deltalake::datafusion::execution::SendableRecordBatchStream;
 use deltalake::datafusion::prelude::{lit, Expr, SessionContext};
 use deltalake::protocol::SaveMode;
-use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use deltalake::DeltaTable;
 use deltaload_engine::tables::TableName;
-use url::Url;
 
 /// The target size of a compacted or clustered data file of a dataset's table
 /// (8 MiB, about 300,000 orders), used by `maintain`. A MERGE rewrites every
@@ -39,99 +42,6 @@ use url::Url;
 /// gives files that each span the whole range and are all rewritten next time;
 /// see docs/performance.md.)
 pub const ORDERS_FILE_BYTES: u64 = 8 << 20;
-
-/// The URL of a table under the lake root.
-pub(crate) fn table_url(root: &LakeRoot, name: &TableName) -> Result<Url, LakeError> {
-    root.url
-        .join(&format!("{}/", name.as_str()))
-        .map_err(|e| LakeError::Location {
-            location: root.to_string(),
-            reason: e.to_string(),
-        })
-}
-
-/// Registers the S3 object stores with delta-rs, once per process.
-fn register_object_stores() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| deltalake::aws::register_handlers(None));
-}
-
-/// Loads the table at `url`; a location with no table yet gives an unloaded table.
-async fn load(root: &LakeRoot, name: &TableName, url: &Url) -> Result<DeltaTable, LakeError> {
-    register_object_stores();
-    let built = DeltaTableBuilder::from_url(url.clone())
-        .and_then(|b| b.with_storage_options(root.storage_options.clone()).build());
-    let mut table = built.map_err(LakeError::delta(name.as_str(), url))?;
-    match table.load().await {
-        Ok(()) | Err(DeltaTableError::NotATable(_)) => Ok(table),
-        Err(e) => Err(LakeError::delta(name.as_str(), url)(e)),
-    }
-}
-
-/// Opens the table, or `None` when nothing has been written there yet.
-pub(crate) async fn open(
-    root: &LakeRoot,
-    name: &TableName,
-) -> Result<Option<DeltaTable>, LakeError> {
-    let url = table_url(root, name)?;
-    if let Ok(path) = url.to_file_path() {
-        if url.scheme() == "file" && !path.join("_delta_log").is_dir() {
-            return Ok(None);
-        }
-    }
-    let table = load(root, name, &url).await?;
-    Ok(table.version().is_some().then_some(table))
-}
-
-/// Opens the table, creating it with its schema when it does not exist yet.
-///
-/// Two processes may race to create it: the loser of the race opens the winner's table.
-pub(crate) async fn open_or_create(
-    root: &LakeRoot,
-    name: &TableName,
-) -> Result<DeltaTable, LakeError> {
-    let url = table_url(root, name)?;
-    if url.scheme() == "file" {
-        if let Ok(path) = url.to_file_path() {
-            std::fs::create_dir_all(&path).map_err(|e| LakeError::Location {
-                location: url.to_string(),
-                reason: format!("cannot create the table directory: {e}"),
-            })?;
-        }
-    }
-    let table = load(root, name, &url).await?;
-    if table.version().is_some() {
-        let mut table = crate::table::evolve::conform(table, name).await?;
-        crate::table::stats::keep_exact(&mut table, &name.as_str()).await?;
-        return Ok(table);
-    }
-    let schema = crate::table::evolve::kernel_schema(name)?;
-    let created = table
-        .create()
-        .with_table_name(name.as_str())
-        .with_columns(schema.fields().cloned())
-        .with_partition_columns(crate::table::evolve::partition_columns(name))
-        .with_configuration(crate::table::evolve::configuration(name))
-        .with_raise_if_key_not_exists(false)
-        .await;
-    match created {
-        Ok(table) => Ok(table),
-        // Another process created it first (delta-rs reports that as a version
-        // conflict or as "already exists"): use the winner's table.
-        Err(e) => {
-            let table = load(root, name, &url).await?;
-            if table.version().is_some() {
-                tracing::debug!(
-                    table = name.as_str(),
-                    "created concurrently by another writer"
-                );
-                crate::table::evolve::conform(table, name).await
-            } else {
-                Err(LakeError::delta(name.as_str(), &url)(e))
-            }
-        }
-    }
-}
 
 /// Registers the table as `name` in `ctx` (its storage too), replacing an earlier one.
 async fn register(
@@ -311,6 +221,14 @@ pub(crate) fn first_long(column: &ArrayRef) -> Result<Option<i64>, LakeError> {
         .flatten())
 }
 
+/// Column `at`'s first value in the first batch that has a row (0 for none).
+pub(crate) fn first_row_long(batches: &[RecordBatch], at: usize) -> Result<i64, LakeError> {
+    match batches.iter().find(|b| b.num_rows() > 0) {
+        Some(batch) => Ok(first_long(batch.column(at))?.unwrap_or(0)),
+        None => Ok(0),
+    }
+}
+
 /// The predicate selecting the rows of these file versions (ledger and reconciliation).
 pub(crate) fn file_versions<'a>(keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> Expr {
     crate::table::predicates::any(keys.into_iter().map(|(l, c)| file_version(l, c)))
@@ -348,24 +266,4 @@ pub(crate) async fn replace_where(
         .with_replace_where(predicate)
         .await
         .map_err(LakeError::delta(name.as_str(), &url))
-}
-
-/// Runs `SELECT columns FROM name ORDER BY key` on the table under `root`, or
-/// `None` when the table does not exist.
-pub(crate) async fn select_all(
-    root: &LakeRoot,
-    name: &TableName,
-    columns: &str,
-) -> Result<Option<(DeltaTable, Vec<RecordBatch>)>, LakeError> {
-    let Some(table) = open(root, name).await? else {
-        return Ok(None);
-    };
-    let ctx = deltalake::delta_datafusion::create_session().into_inner();
-    let sql = format!(
-        "SELECT {columns} FROM {} ORDER BY {}",
-        name.sql(),
-        name.sort_columns()
-    );
-    let batches = query(&ctx, &table, name, &sql).await?;
-    Ok(Some((table, batches)))
 }

@@ -28,13 +28,23 @@ pub(crate) async fn set_property(
     key: &str,
     value: &str,
 ) -> Result<(), LakeError> {
+    set_properties(table, label, vec![(key.to_string(), value.to_string())]).await
+}
+
+/// Sets some of the table's properties in one metadata commit.
+pub(crate) async fn set_properties(
+    table: &mut DeltaTable,
+    label: &str,
+    properties: Vec<(String, String)>,
+) -> Result<(), LakeError> {
     let url = table.table_url().clone();
+    // deltaload's own properties (`io.deltaload.*`) are not Delta's.
+    let delta = properties.iter().any(|(k, _)| k.starts_with("delta."));
     *table = table
         .clone()
         .set_tbl_properties()
-        .with_properties([(key.to_string(), value.to_string())].into())
-        // deltaload's own properties (`io.deltaload.*`) are not Delta's.
-        .with_raise_if_not_exists(key.starts_with("delta."))
+        .with_properties(properties.into_iter().collect())
+        .with_raise_if_not_exists(delta)
         .await
         .map_err(LakeError::delta(label, &url))?;
     Ok(())

@@ -3,8 +3,9 @@
 //! reconciliation. All are opened at once and created when missing.
 
 use crate::table::error::LakeError;
+use crate::table::features::refuse;
 use crate::table::location::LakeRoot;
-use crate::table::open_or_create;
+use crate::table::open::{load_or_mkdir, open_or_create, settle};
 use deltalake::DeltaTable;
 use deltaload_core::{Dataset, Spec};
 use deltaload_engine::TableName;
@@ -83,9 +84,17 @@ impl DatasetTables {
         // Both at once; the table's own error first (a changed key also
         // renames the rejects' key column).
         let tombstones = TableName::Tombstones(d.clone());
+        // Both loaded, and both refused when deltaload would break them (a
+        // protocol feature, a rejects table another writer made), before
+        // either is written: adopting a table writes to it.
+        let (loaded_target, loaded_rejected) =
+            futures::join!(load_or_mkdir(root, &target), load_or_mkdir(root, &rejected),);
+        let (loaded_target, loaded_rejected) = (loaded_target?, loaded_rejected?);
+        refuse(&loaded_target, &target)?;
+        refuse(&loaded_rejected, &rejected)?;
         let (target, rejected, tombstones) = futures::join!(
-            open_or_create(root, &target),
-            open_or_create(root, &rejected),
+            settle(root, &target, loaded_target),
+            settle(root, &rejected, loaded_rejected),
             async {
                 match d.keeps_tombstones() {
                     true => open_or_create(root, &tombstones).await.map(Some),

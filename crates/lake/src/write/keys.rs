@@ -5,7 +5,7 @@ use crate::table::arrow_rows;
 use crate::table::error::LakeError;
 use crate::table::frame;
 use crate::table::predicates::{self, batch_ranges, integer_key, within_ranges};
-use crate::table::{first_long, query};
+use crate::table::{first_row_long, query};
 use crate::write::Writer;
 use deltalake::arrow::array::ArrayRef;
 use deltalake::arrow::datatypes::{Field, Schema};
@@ -187,7 +187,7 @@ impl Writer<'_> {
         }
         let dataset = self.set.dataset.clone();
         let name = TableName::Target(dataset.clone());
-        let table = dataset.name.as_str();
+        let table = dataset.table_name();
         let from = quoted(table);
         let (doubled, scope) = match (integer_key(&dataset), dataset.keys.len()) {
             (Some(column), 1) => {
@@ -257,14 +257,6 @@ impl Writer<'_> {
             .await
             .map_err(LakeError::query(label))?;
         Ok(first_row_long(&counted, 0)? - first_row_long(&counted, 1)?)
-    }
-}
-
-/// Column `at`'s first value in the first batch that has a row (0 for none).
-fn first_row_long(batches: &[RecordBatch], at: usize) -> Result<i64, LakeError> {
-    match batches.iter().find(|b| b.num_rows() > 0) {
-        Some(batch) => Ok(first_long(batch.column(at))?.unwrap_or(0)),
-        None => Ok(0),
     }
 }
 

@@ -160,7 +160,7 @@ async fn rows_of(lake: &Lake, name: &TableName) -> Vec<String> {
         TableName::Ledger => "location, content_id, size, status, orders_version",
         _ => "source_file, content_id, line_number, raw_line, reason",
     };
-    let found = crate::table::select_all(&lake.root, name, columns).await;
+    let found = crate::table::open::select_all(&lake.root, name, columns).await;
     let (_, batches) = found.unwrap().unwrap();
     lines(&batches)
 }

@@ -1,0 +1,177 @@
+//! The protocol features of a table another writer made, held against what
+//! deltaload's writes honour, before anything is written: a feature in use
+//! that a write would break refuses the table, naming the feature and what
+//! it would take. Pure over the table's [`Facts`]; [`facts`] reads them.
+
+use crate::table::error::LakeError;
+use deltalake::kernel::StructType;
+use deltalake::DeltaTable;
+use deltaload_engine::tables::TableName;
+use std::collections::HashMap;
+
+/// What the protocol checks need of a table: its protocol, its properties,
+/// and its columns' metadata keys.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    /// `minWriterVersion`.
+    pub writer_version: i64,
+    /// `writerFeatures` (writer version 7), as the protocol names them.
+    pub writer_features: Vec<String>,
+    /// The table's properties.
+    pub properties: HashMap<String, String>,
+    /// Each column's metadata keys (`delta.invariants`, `delta.identity.*`, …).
+    pub column_metadata: Vec<(String, Vec<String>)>,
+}
+
+/// Why deltaload will not write a table: the feature, what deltaload does
+/// not do, and what it would take.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Refusal {
+    pub feature: String,
+    pub does: String,
+    pub remedy: String,
+}
+
+/// The features deltaload's writes honour whenever a table lists them:
+/// deletion vectors (read with every file and kept: a deleted row stays
+/// deleted), timestamps without a time zone (a column of that type is held
+/// against the spec like any other), and the rest only while unused, which
+/// [`refusal`] checks one by one.
+const HONOURED: [&str; 9] = [
+    "deletionVectors",
+    "timestampNtz",
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "columnMapping",
+    "generatedColumns",
+    "identityColumns",
+];
+
+/// The first feature of `facts` deltaload's writes would break; `None` when
+/// it may write. `change_data_feed`: the dataset writes the change data feed.
+pub(crate) fn refusal(facts: &Facts, change_data_feed: bool) -> Option<Refusal> {
+    let refuse = |feature: &str, does: &str, remedy: &str| {
+        Some(Refusal {
+            feature: feature.to_string(),
+            does: does.to_string(),
+            remedy: remedy.to_string(),
+        })
+    };
+    let property = |key: &str| facts.properties.get(key).map(String::as_str);
+    let listed = |f: &str| facts.writer_features.iter().any(|l| l == f);
+    let column_has = |prefix: &str| {
+        facts
+            .column_metadata
+            .iter()
+            .find(|(_, keys)| keys.iter().any(|k| k.starts_with(prefix)))
+            .map(|(c, _)| c.clone())
+    };
+    if facts.writer_version >= 7 {
+        if let Some(f) = facts
+            .writer_features
+            .iter()
+            .find(|f| !HONOURED.contains(&f.as_str()))
+        {
+            return refuse(f, "does not implement for writers (it would write the table without what the feature requires of every commit)", &format!("load into a table without {f:?}, or keep writing this one with the engine that made it"));
+        }
+    }
+    if property("delta.appendOnly") == Some("true")
+        && (listed("appendOnly") || facts.writer_version >= 2)
+    {
+        return refuse("appendOnly", "would break: an upsert updates and deletes rows", "a keyed upsert cannot load an append-only table; set delta.appendOnly = false on it if updates are intended, or load into another table");
+    }
+    if let Some((key, _)) = facts
+        .properties
+        .iter()
+        .find(|(k, _)| k.starts_with("delta.constraints."))
+    {
+        let name = key.trim_start_matches("delta.constraints.");
+        return refuse("checkConstraints", &format!("does not yet check (constraint {name:?})"), "drop the constraint (ALTER TABLE ... DROP CONSTRAINT), or keep writing this table with the engine that made it");
+    }
+    if let Some(column) = column_has("delta.invariants") {
+        return refuse(
+            "invariants",
+            &format!("does not yet check (the invariant of column {column:?})"),
+            "remove the invariant, or keep writing this table with the engine that made it",
+        );
+    }
+    if !matches!(property("delta.columnMapping.mode"), None | Some("none")) {
+        return refuse("columnMapping", "does not yet write (its files would need the columns' physical names)", "load into a table without column mapping, or keep writing this one with the engine that made it");
+    }
+    if let Some(column) = column_has("delta.generationExpression") {
+        return refuse("generatedColumns", &format!("does not compute (column {column:?} is generated)"), "declare no generated column in the table, or keep writing it with the engine that made it");
+    }
+    if let Some(column) = column_has("delta.identity.") {
+        return refuse("identityColumns", &format!("does not assign (column {column:?} is an identity column)"), "load into a table without an identity column, or keep writing this one with the engine that made it");
+    }
+    if property("delta.enableChangeDataFeed") == Some("true") && !change_data_feed {
+        return refuse(
+            "changeDataFeed",
+            "would leave out of the feed unless the dataset writes it",
+            "set change_data_feed = true in the dataset's spec",
+        );
+    }
+    None
+}
+
+/// Refuses, before anything is written, an existing table deltaload would
+/// break: a dataset's table with a protocol feature in use that a write
+/// would break ([`refusal`]), or its rejects table of another layout.
+pub(crate) fn refuse(table: &DeltaTable, name: &TableName) -> Result<(), LakeError> {
+    if table.version().is_none() {
+        return Ok(());
+    }
+    let label = name.as_str();
+    let dataset = match name {
+        TableName::Target(d) => d,
+        TableName::Rejected(d) => {
+            let snapshot = table
+                .snapshot()
+                .map_err(LakeError::delta(&label, table.table_url()))?;
+            let wanted = crate::table::evolve::kernel_schema(name)?;
+            return crate::table::adopt::check_rejects_layout(d, &snapshot.schema(), &wanted);
+        }
+        _ => return Ok(()),
+    };
+    match refusal(&facts(table, &label)?, dataset.change_data_feed) {
+        None => Ok(()),
+        Some(r) => Err(LakeError::Unsupported {
+            table: label,
+            feature: r.feature,
+            does: r.does,
+            remedy: r.remedy,
+        }),
+    }
+}
+
+/// The [`Facts`] of a loaded table.
+pub(crate) fn facts(table: &DeltaTable, label: &str) -> Result<Facts, LakeError> {
+    let snapshot = table
+        .snapshot()
+        .map_err(LakeError::delta(label, table.table_url()))?;
+    let protocol = serde_json::to_value(snapshot.protocol()).unwrap_or_default();
+    let writer_features = protocol["writerFeatures"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let schema: StructType = snapshot.schema().as_ref().clone();
+    Ok(Facts {
+        writer_version: protocol["minWriterVersion"].as_i64().unwrap_or(0),
+        writer_features,
+        properties: snapshot.metadata().configuration().clone(),
+        column_metadata: schema
+            .fields()
+            .map(|f| (f.name().clone(), f.metadata().keys().cloned().collect()))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+#[path = "features_tests.rs"]
+mod tests;
