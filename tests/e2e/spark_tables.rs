@@ -233,7 +233,7 @@ fn a_table_of_timestamps_near_the_ends_of_the_range_loads() {
 }
 
 #[test]
-fn column_mapping_v2_checkpoints_and_liquid_clustering_are_refused_untouched() {
+fn column_mapping_identity_columns_and_liquid_clustering_are_refused_untouched() {
     Case {
         table: "table_with_column_mapping",
         spec: "keys = [\"Super Name\"]\npartition_by = [\"Company Very Short\"]",
@@ -253,7 +253,7 @@ fn column_mapping_v2_checkpoints_and_liquid_clustering_are_refused_untouched() {
         changes: "{\"id\": 1000, \"name\": \"New\", \"created_at\": \"2025-08-10T00:00:00Z\"}\n",
         keys: &["id"],
     }
-    .refused("v2Checkpoint");
+    .refused("identityColumns");
     Case {
         table: "table_with_liquid_clustering",
         spec: "keys = [\"id\"]",
@@ -262,4 +262,76 @@ fn column_mapping_v2_checkpoints_and_liquid_clustering_are_refused_untouched() {
         keys: &["id"],
     }
     .refused("domainMetadata");
+}
+
+/// Databricks' v2-checkpoint table without its identity column: a commit
+/// of the test's own drops the column's identity and the feature, and
+/// leaves `v2Checkpoint` with `delta.checkpointInterval = 2`.
+const WITHOUT_IDENTITY: &str = r#"
+import json, os, sys
+log = os.path.join(sys.argv[1], "_delta_log")
+with open(os.path.join(log, "00000000000000000009.json")) as f:
+    meta = next(json.loads(l) for l in f if '"metaData"' in l)["metaData"]
+schema = json.loads(meta["schemaString"])
+for field in schema["fields"]:
+    field["metadata"] = {}
+meta["schemaString"] = json.dumps(schema)
+protocol = {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["v2Checkpoint"],
+            "writerFeatures": ["v2Checkpoint", "appendOnly", "invariants"]}
+with open(os.path.join(log, "00000000000000000010.json"), "w") as f:
+    f.write(json.dumps({"protocol": protocol}) + "\n" + json.dumps({"metaData": meta}) + "\n")
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+/// What the table's newest checkpoint is and holds.
+const CHECKPOINT: &str = r#"
+import json, os, sys, glob
+import pyarrow.parquet as pq
+log = os.path.join(sys.argv[1], "_delta_log")
+last = json.load(open(os.path.join(log, "_last_checkpoint")))
+files = glob.glob(os.path.join(log, "%020d.checkpoint*.parquet" % last["version"]))
+names = set()
+for f in files:
+    names |= set(pq.read_table(f).column_names)
+print(json.dumps({"version": last["version"], "checkpointMetadata": "checkpointMetadata" in names}))
+sys.stdout.flush()
+os._exit(0)
+"#;
+
+#[test]
+fn a_table_with_v2_checkpoints_loads_and_its_checkpoints_follow_the_v2_spec() {
+    let case = Case {
+        table: "checkpoint-v2-table",
+        spec: "keys = [\"id\"]",
+        columns: &[
+            ("id", "bigint"),
+            ("name", "string"),
+            ("created_at", "timestamp"),
+        ],
+        changes: "{\"id\": 1000, \"name\": \"New\", \"created_at\": \"2025-08-10T00:00:00Z\"}\n",
+        keys: &["id"],
+    };
+    let sb = case.sandbox();
+    let table = sb.lake_dir().join(case.table);
+    run_python(WITHOUT_IDENTITY, &[table.to_str().expect("utf-8")]);
+    let before = case.read(&sb, &["id", "name"]);
+    let out = case.load(&sb);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = case.read(&sb, &["id", "name"]);
+    for (reader, mut rows) in before {
+        assert_eq!(rows.len(), 44, "{reader}");
+        rows.push(vec![int(1000), "New".into()]);
+        by_number(&mut rows);
+        assert_eq!(after[&reader], rows, "{reader}");
+    }
+    // Every second commit writes a checkpoint (the table's interval): one
+    // of deltaload's, to the V2 spec the table's policy asks for.
+    let found = run_python(CHECKPOINT, &[table.to_str().expect("utf-8")]);
+    let found: Value = serde_json::from_slice(&found.stdout).expect("JSON");
+    assert!(
+        found["version"].as_u64().expect("a version") > 10,
+        "{found}"
+    );
+    assert_eq!(found["checkpointMetadata"], true, "{found}");
 }

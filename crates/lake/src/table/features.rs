@@ -35,11 +35,14 @@ pub(crate) struct Refusal {
 /// The features deltaload's writes honour whenever a table lists them:
 /// deletion vectors (read with every file and kept: a deleted row stays
 /// deleted), timestamps without a time zone (a column of that type is held
-/// against the spec like any other), and the rest only while unused, which
+/// against the spec like any other), v2 checkpoints (read by delta-rs, and
+/// written by the Delta kernel's checkpoint writer to the V2 spec, with
+/// their `checkpointMetadata`), and the rest only while unused, which
 /// [`refusal`] checks one by one.
-const HONOURED: [&str; 9] = [
+const HONOURED: [&str; 10] = [
     "deletionVectors",
     "timestampNtz",
+    "v2Checkpoint",
     "appendOnly",
     "invariants",
     "checkConstraints",
