@@ -131,6 +131,16 @@ impl Case {
             self.table
         );
         assert_eq!(files(&table), before, "{}", self.table);
+        // maintain opens the table the same way, and is refused the same way.
+        let out = deltaload(&sb, &["--spec", "spec.toml", "maintain"], None);
+        assert_ne!(out.status.code(), Some(0), "{}: maintain", self.table);
+        assert!(
+            stderr(&out).contains(&format!("uses the Delta feature {feature:?}")),
+            "{}: {}",
+            self.table,
+            stderr(&out)
+        );
+        assert_eq!(files(&table), before, "{}: maintain", self.table);
     }
 }
 

@@ -35,8 +35,9 @@ pub(crate) struct Refusal {
 /// The features deltaload's writes honour whenever a table lists them:
 /// deletion vectors (read with every file and kept: a deleted row stays
 /// deleted), timestamps without a time zone (a column of that type is held
-/// against the spec like any other), v2 checkpoints (read by delta-rs, and
-/// written by the Delta kernel's checkpoint writer to the V2 spec, with
+/// against the spec's types, which have none yet: refused by its type), v2
+/// checkpoints (read by delta-rs, and written by the Delta kernel's
+/// checkpoint writer to the V2 spec, with
 /// their `checkpointMetadata`), and the rest only while unused, which
 /// [`refusal`] checks one by one.
 const HONOURED: [&str; 10] = [
