@@ -72,7 +72,15 @@ pub(crate) fn refusal(facts: &Facts, change_data_feed: bool) -> Option<Refusal> 
             .find(|(_, keys)| keys.iter().any(|k| k.starts_with(prefix)))
             .map(|(c, _)| c.clone())
     };
-    if facts.writer_version >= 7 {
+    if facts.writer_version > 7 {
+        let version = format!("writer version {}", facts.writer_version);
+        return refuse(
+            &version,
+            "does not know (Delta's protocol ends at 7)",
+            "keep writing this table with the engine that made it",
+        );
+    }
+    if facts.writer_version == 7 {
         if let Some(f) = facts
             .writer_features
             .iter()
@@ -155,7 +163,15 @@ pub(crate) fn facts(table: &DeltaTable, label: &str) -> Result<Facts, LakeError>
     let snapshot = table
         .snapshot()
         .map_err(LakeError::delta(label, table.table_url()))?;
+    // Read as the log writes it; a protocol that does not read so is
+    // refused rather than taken for one without features.
     let protocol = serde_json::to_value(snapshot.protocol()).unwrap_or_default();
+    let Some(writer_version) = protocol["minWriterVersion"].as_i64() else {
+        return Err(LakeError::Invariant {
+            table: label.to_string(),
+            detail: format!("its protocol does not read as Delta's: {protocol}"),
+        });
+    };
     let writer_features = protocol["writerFeatures"]
         .as_array()
         .map(|a| {
@@ -166,7 +182,7 @@ pub(crate) fn facts(table: &DeltaTable, label: &str) -> Result<Facts, LakeError>
         .unwrap_or_default();
     let schema: StructType = snapshot.schema().as_ref().clone();
     Ok(Facts {
-        writer_version: protocol["minWriterVersion"].as_i64().unwrap_or(0),
+        writer_version,
         writer_features,
         properties: snapshot.metadata().configuration().clone(),
         column_metadata: schema

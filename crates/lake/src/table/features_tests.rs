@@ -37,6 +37,11 @@ fn features_in_use_that_a_write_would_break_are_refused_by_name() {
             Some(f)
         );
     }
+    // A writer version beyond the protocol's.
+    assert_eq!(
+        refused(&facts(8, &[], &[])).as_deref(),
+        Some("writer version 8")
+    );
     let append = facts(7, &["appendOnly"], &[("delta.appendOnly", "true")]);
     assert_eq!(refused(&append).as_deref(), Some("appendOnly"));
     // Protocol 2 implies appendOnly: the property alone turns it on.
