@@ -225,16 +225,17 @@ os._exit(0)
 "#;
 
 /// A column the table has and the spec does not declare: `spec check`
-/// names it, an update leaves it, an insert writes it null.
+/// names it, an update leaves it, an insert writes it null. The table's
+/// folder is named with capitals (`table = "Orders"`).
 #[test]
 fn a_column_only_the_table_has_is_kept_by_updates_and_null_in_inserts() {
     let sb = Sandbox::with_seed_files();
-    let table = sb.lake_dir().join("orders");
+    let table = sb.lake_dir().join("Orders");
     run_python(MAKE, &[table.to_str().expect("utf-8"), "extra"]);
-    orders_spec(&sb, "");
+    orders_spec(&sb, "table = \"Orders\"");
     let check = stdout(&deltaload(&sb, &["spec", "check", "spec.toml"], None));
     assert!(
-        check.contains("columns of table orders the spec does not declare, kept (inserts write them null, updates leave them): note"),
+        check.contains("columns of table Orders the spec does not declare, kept (inserts write them null, updates leave them): note"),
         "{check}"
     );
     // Day 2 updates 1002 (its amount; the table's change was at 0) and

@@ -50,10 +50,10 @@ fn folder_name(name: &str) -> Result<(), String> {
     }
     if let Some(c) = name
         .chars()
-        .find(|c| c.is_control() || ['/', '\\', '"'].contains(c))
+        .find(|c| c.is_control() || ['/', '\\', '"', '#', '?', '%'].contains(c))
     {
         return Err(format!(
-            "may not hold {c:?}: it names one folder directly under the lake root"
+            "may not hold {c:?}: it names one folder directly under the lake root, in a URL"
         ));
     }
     if TAKEN.contains(&name) {
@@ -119,6 +119,9 @@ mod tests {
         }
         for bad in [
             "",
+            "orders#2",
+            "a?b",
+            "a%2Fb",
             "_delta_log",
             ".hidden",
             "a/b",

@@ -264,9 +264,10 @@ pub async fn table_version(root: &LakeRoot, name: &TableName) -> Result<Option<u
     Ok(open(root, name).await?.and_then(|t| t.version()))
 }
 
-/// The columns of `dataset`'s table that its spec does not declare (kept
-/// as they are: inserts write them null, updates leave them); none when
-/// the table does not exist yet.
+/// The nullable columns of `dataset`'s table, one another writer made, that
+/// its spec does not declare (kept as they are: inserts write them null,
+/// updates leave them); none when the table does not exist yet or is
+/// deltaload's own.
 pub async fn undeclared_columns(
     root: &LakeRoot,
     dataset: &std::sync::Arc<deltaload_core::Dataset>,
@@ -279,10 +280,15 @@ pub async fn undeclared_columns(
     let snapshot = table
         .snapshot()
         .map_err(LakeError::delta(&label, table.table_url()))?;
+    // deltaload's own tables keep their definition: no column is kept there.
+    if !crate::table::evolve::adopted(snapshot.metadata().configuration(), &snapshot.schema()) {
+        return Ok(Vec::new());
+    }
     let declared = name.schema();
     Ok(snapshot
         .schema()
         .fields()
+        .filter(|f| f.is_nullable())
         .filter(|f| declared.field_with_name(f.name()).is_err())
         .map(|f| f.name().clone())
         .collect())

@@ -59,6 +59,11 @@ pub(crate) fn plan(
                 plan.to_count.push(field.name().clone());
             }
             (true, false) if adopting => {}
+            (false, true) if adopting => {
+                let hint = " (the table may not hold a null there: declare the column \
+                            nullable = false in the spec)";
+                return Err(differs(field, want, hint));
+            }
             (a, b) if a != b => {
                 // Keys and sequence columns are not null whatever the spec
                 // says: a nullability alone that differs mostly means they changed.

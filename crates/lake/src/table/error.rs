@@ -122,8 +122,8 @@ pub enum LakeError {
     #[error(
         "table {table} holds {count} row(s) with a null {column:?}, a key or sequence_by column of \
          the dataset: deltaload matches changes on them and writes nothing into the table until \
-         none is null; delete or fill those rows (SELECT * FROM {table} WHERE {column} IS NULL \
-         finds them), then load again"
+         none is null; delete or fill those rows (SELECT * FROM \"{table}\" WHERE \"{column}\" IS \
+         NULL finds them), then load again"
     )]
     /// A table another writer made holds nulls in a key or sequence column.
     NullKeys {
@@ -153,8 +153,8 @@ pub enum LakeError {
         ours: Vec<String>,
     },
     #[error(
-        "table {table} uses the Delta feature {feature:?}, which deltaload {does}; nothing was \
-         written and the table is unchanged. {remedy}"
+        "table {table} uses the Delta feature {feature:?}, which deltaload {does}; deltaload \
+         wrote nothing to it and the table is unchanged. {remedy}"
     )]
     /// A protocol feature of the table deltaload cannot honour in a write.
     Unsupported {

@@ -95,10 +95,7 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
     let metadata = snapshot.metadata();
     let config = metadata.configuration();
     check_keys_and_partitions(name, config, metadata.partition_columns()).map_err(refuse)?;
-    // A dataset's table deltaload did not create (it records its keys at
-    // creation), or took over before.
-    let adopting = matches!(name, TableName::Target(_))
-        && (config.contains_key(ADOPTED) || !config.contains_key(KEYS_PROPERTY));
+    let adopting = matches!(name, TableName::Target(_)) && adopted(config, &snapshot.schema());
     let mut marks = Vec::new();
     if adopting && !config.contains_key(ADOPTED) {
         marks.push((ADOPTED.to_string(), "true".to_string()));
@@ -138,6 +135,20 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
         .await
         .map_err(LakeError::delta(&label, &url))?;
     Ok(table)
+}
+
+/// Whether a dataset's table of these properties and columns is one
+/// another writer made: taken over before, or without the record of its keys
+/// deltaload writes at creation and without deltaload's lineage columns
+/// (which its tables of every release have, not null).
+pub(crate) fn adopted(
+    config: &std::collections::HashMap<String, String>,
+    schema: &StructType,
+) -> bool {
+    let own = ["source_file", "loaded_at"]
+        .iter()
+        .all(|c| schema.field(c).is_some_and(|f| !f.is_nullable()));
+    config.contains_key(ADOPTED) || (!config.contains_key(KEYS_PROPERTY) && !own)
 }
 
 /// The keys recorded in the table's properties and its partition columns
@@ -196,6 +207,36 @@ mod tests {
         let other_keys = held(&[(KEYS_PROPERTY, "customer_id")]);
         let refused = check_keys_and_partitions(&orders, &other_keys, &[]).unwrap_err();
         assert!(refused.contains("keys are [customer_id]"), "{refused}");
+    }
+
+    /// A table is another writer's without deltaload's record of its keys
+    /// and lineage columns; deltaload's own of any release is not.
+    #[test]
+    fn a_table_is_adopted_only_when_another_writer_made_it() {
+        use super::{adopted, KEYS_PROPERTY};
+        use crate::table::nulls::ADOPTED;
+        let config = |pairs: &[(&str, &str)]| {
+            (pairs.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        let schema = |null: bool| -> StructType {
+            let fields = ["order_id", "source_file", "loaded_at"].map(|n| {
+                deltalake::kernel::StructField::new(n, deltalake::kernel::DataType::STRING, null)
+            });
+            StructType::try_new(fields).unwrap()
+        };
+        // Spark's: every column nullable, no properties.
+        assert!(adopted(&config(&[]), &schema(true)));
+        // deltaload's own, before it recorded its keys, and after.
+        assert!(!adopted(&config(&[]), &schema(false)));
+        assert!(!adopted(
+            &config(&[(KEYS_PROPERTY, "order_id")]),
+            &schema(true)
+        ));
+        // Taken over before: lineage added nullable, keys recorded.
+        let marked = config(&[(KEYS_PROPERTY, "order_id"), (ADOPTED, "true")]);
+        assert!(adopted(&marked, &schema(true)));
     }
 
     /// A lake written before datasets had no `dataset` column in its ledger:

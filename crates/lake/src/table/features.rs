@@ -54,8 +54,9 @@ const HONOURED: [&str; 10] = [
 ];
 
 /// The first feature of `facts` deltaload's writes would break; `None` when
-/// it may write. `change_data_feed`: the dataset writes the change data feed.
-pub(crate) fn refusal(facts: &Facts, change_data_feed: bool) -> Option<Refusal> {
+/// it may write. (A table with the change data feed on keeps it: the
+/// writers follow the table's property, whatever the spec says.)
+pub(crate) fn refusal(facts: &Facts) -> Option<Refusal> {
     let refuse = |feature: &str, does: &str, remedy: &str| {
         Some(Refusal {
             feature: feature.to_string(),
@@ -89,7 +90,7 @@ pub(crate) fn refusal(facts: &Facts, change_data_feed: bool) -> Option<Refusal> 
             return refuse(f, "does not implement for writers (it would write the table without what the feature requires of every commit)", &format!("load into a table without {f:?}, or keep writing this one with the engine that made it"));
         }
     }
-    if property("delta.appendOnly") == Some("true")
+    if property("delta.appendOnly").is_some_and(|v| v.eq_ignore_ascii_case("true"))
         && (listed("appendOnly") || facts.writer_version >= 2)
     {
         return refuse("appendOnly", "would break: an upsert updates and deletes rows", "a keyed upsert cannot load an append-only table; set delta.appendOnly = false on it if updates are intended, or load into another table");
@@ -118,13 +119,6 @@ pub(crate) fn refusal(facts: &Facts, change_data_feed: bool) -> Option<Refusal> 
     if let Some(column) = column_has("delta.identity.") {
         return refuse("identityColumns", &format!("does not assign (column {column:?} is an identity column)"), "load into a table without an identity column, or keep writing this one with the engine that made it");
     }
-    if property("delta.enableChangeDataFeed") == Some("true") && !change_data_feed {
-        return refuse(
-            "changeDataFeed",
-            "would leave out of the feed unless the dataset writes it",
-            "set change_data_feed = true in the dataset's spec",
-        );
-    }
     None
 }
 
@@ -136,8 +130,8 @@ pub(crate) fn refuse(table: &DeltaTable, name: &TableName) -> Result<(), LakeErr
         return Ok(());
     }
     let label = name.as_str();
-    let dataset = match name {
-        TableName::Target(d) => d,
+    match name {
+        TableName::Target(_) => {}
         TableName::Rejected(d) => {
             let snapshot = table
                 .snapshot()
@@ -146,8 +140,8 @@ pub(crate) fn refuse(table: &DeltaTable, name: &TableName) -> Result<(), LakeErr
             return crate::table::adopt::check_rejects_layout(d, &snapshot.schema(), &wanted);
         }
         _ => return Ok(()),
-    };
-    match refusal(&facts(table, &label)?, dataset.change_data_feed) {
+    }
+    match refusal(&facts(table, &label)?) {
         None => Ok(()),
         Some(r) => Err(LakeError::Unsupported {
             table: label,

@@ -13,7 +13,7 @@ fn facts(version: i64, features: &[&str], properties: &[(&str, &str)]) -> Facts 
 }
 
 fn refused(f: &Facts) -> Option<String> {
-    refusal(f, false).map(|r| r.feature)
+    refusal(f).map(|r| r.feature)
 }
 
 #[test]
@@ -48,14 +48,17 @@ fn features_in_use_that_a_write_would_break_are_refused_by_name() {
     let legacy = facts(2, &[], &[("delta.appendOnly", "true")]);
     assert_eq!(refused(&legacy).as_deref(), Some("appendOnly"));
     let check = facts(3, &[], &[("delta.constraints.positive", "amount > 0")]);
-    let r = refusal(&check, false).unwrap();
+    let r = refusal(&check).unwrap();
     assert_eq!(r.feature, "checkConstraints");
     assert!(r.does.contains("\"positive\""), "{}", r.does);
     let mapped = facts(5, &[], &[("delta.columnMapping.mode", "name")]);
     assert_eq!(refused(&mapped).as_deref(), Some("columnMapping"));
+    // The feed on: kept by the writers, whatever the spec says.
     let feed = facts(4, &[], &[("delta.enableChangeDataFeed", "true")]);
-    assert_eq!(refused(&feed).as_deref(), Some("changeDataFeed"));
-    assert_eq!(refusal(&feed, true), None);
+    assert_eq!(refused(&feed), None);
+    // Spark keeps a property's value as typed.
+    let upper = facts(2, &[], &[("delta.appendOnly", "TRUE")]);
+    assert_eq!(refused(&upper).as_deref(), Some("appendOnly"));
 }
 
 #[test]
@@ -70,7 +73,7 @@ fn columns_with_invariants_generation_or_identity_are_refused_by_name() {
             ("name".into(), vec![]),
             ("id".into(), vec![key.to_string()]),
         ];
-        let r = refusal(&f, false).unwrap();
+        let r = refusal(&f).unwrap();
         assert_eq!(r.feature, feature);
         assert!(r.does.contains("\"id\""), "{}", r.does);
     }

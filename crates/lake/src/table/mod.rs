@@ -57,9 +57,11 @@ async fn register(
         .table_provider()
         .await
         .map_err(LakeError::query(&label))?;
-    ctx.deregister_table(label.as_str())
+    // As a bare name: a folder name of capitals or dots is not parsed as SQL.
+    let reference = deltalake::datafusion::common::TableReference::bare(label.clone());
+    ctx.deregister_table(reference.clone())
         .map_err(LakeError::query(&label))?;
-    ctx.register_table(label.as_str(), provider)
+    ctx.register_table(reference, provider)
         .map_err(LakeError::query(&label))?;
     Ok(())
 }

@@ -119,6 +119,8 @@ pub(crate) async fn settle(
                     table = name.as_str(),
                     "created concurrently by another writer"
                 );
+                // Another engine's table, perhaps: refused as any other.
+                features::refuse(&table, name)?;
                 crate::table::evolve::conform(table, name).await
             } else {
                 Err(LakeError::delta(name.as_str(), &url)(e))
