@@ -93,9 +93,13 @@ impl Case {
     /// Loads the changes: the table then reads, with every reader, as the
     /// rows it read before with `model` applied.
     fn loads(&self, columns: &[&str], model: impl Fn(&mut Vec<Vec<Value>>)) {
-        let sb = self.sandbox();
-        let before = self.read(&sb, columns);
-        let out = self.load(&sb);
+        self.loads_in(&self.sandbox(), columns, model)
+    }
+
+    /// [`Case::loads`] in `sb`, made by [`Case::sandbox`].
+    fn loads_in(&self, sb: &Sandbox, columns: &[&str], model: impl Fn(&mut Vec<Vec<Value>>)) {
+        let before = self.read(sb, columns);
+        let out = self.load(sb);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -103,7 +107,7 @@ impl Case {
             self.table,
             stderr(&out)
         );
-        let after = self.read(&sb, columns);
+        let after = self.read(sb, columns);
         for (reader, mut rows) in before {
             model(&mut rows);
             assert_eq!(after[&reader], rows, "{}: {reader}", self.table);
@@ -252,18 +256,7 @@ fn column_mapping_identity_columns_and_liquid_clustering_are_refused_untouched()
         keys: &["Super Name"],
     }
     .refused("columnMapping");
-    Case {
-        table: "checkpoint-v2-table",
-        spec: "keys = [\"id\"]",
-        columns: &[
-            ("id", "bigint"),
-            ("name", "string"),
-            ("created_at", "timestamp"),
-        ],
-        changes: "{\"id\": 1000, \"name\": \"New\", \"created_at\": \"2025-08-10T00:00:00Z\"}\n",
-        keys: &["id"],
-    }
-    .refused("identityColumns");
+    V2_CHECKPOINTS.refused("identityColumns");
     Case {
         table: "table_with_liquid_clustering",
         spec: "keys = [\"id\"]",
@@ -273,6 +266,19 @@ fn column_mapping_identity_columns_and_liquid_clustering_are_refused_untouched()
     }
     .refused("domainMetadata");
 }
+
+/// Databricks' table with v2 checkpoints and an identity column.
+const V2_CHECKPOINTS: Case = Case {
+    table: "checkpoint-v2-table",
+    spec: "keys = [\"id\"]",
+    columns: &[
+        ("id", "bigint"),
+        ("name", "string"),
+        ("created_at", "timestamp"),
+    ],
+    changes: "{\"id\": 1000, \"name\": \"New\", \"created_at\": \"2025-08-10T00:00:00Z\"}\n",
+    keys: &["id"],
+};
 
 /// Databricks' v2-checkpoint table without its identity column: a commit
 /// of the test's own drops the column's identity and the feature, and
@@ -311,30 +317,14 @@ os._exit(0)
 
 #[test]
 fn a_table_with_v2_checkpoints_loads_and_its_checkpoints_follow_the_v2_spec() {
-    let case = Case {
-        table: "checkpoint-v2-table",
-        spec: "keys = [\"id\"]",
-        columns: &[
-            ("id", "bigint"),
-            ("name", "string"),
-            ("created_at", "timestamp"),
-        ],
-        changes: "{\"id\": 1000, \"name\": \"New\", \"created_at\": \"2025-08-10T00:00:00Z\"}\n",
-        keys: &["id"],
-    };
-    let sb = case.sandbox();
-    let table = sb.lake_dir().join(case.table);
+    let sb = V2_CHECKPOINTS.sandbox();
+    let table = sb.lake_dir().join(V2_CHECKPOINTS.table);
     run_python(WITHOUT_IDENTITY, &[table.to_str().expect("utf-8")]);
-    let before = case.read(&sb, &["id", "name"]);
-    let out = case.load(&sb);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let after = case.read(&sb, &["id", "name"]);
-    for (reader, mut rows) in before {
-        assert_eq!(rows.len(), 44, "{reader}");
+    V2_CHECKPOINTS.loads_in(&sb, &["id", "name"], |rows| {
+        assert_eq!(rows.len(), 44);
         rows.push(vec![int(1000), "New".into()]);
-        by_number(&mut rows);
-        assert_eq!(after[&reader], rows, "{reader}");
-    }
+        by_number(rows);
+    });
     // Every second commit writes a checkpoint (the table's interval): one
     // of deltaload's, to the V2 spec the table's policy asks for.
     let found = run_python(CHECKPOINT, &[table.to_str().expect("utf-8")]);
