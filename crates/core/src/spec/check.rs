@@ -6,11 +6,9 @@ use super::dataset::{Dataset, Spec};
 use super::formats::{CsvFormat, Encoding, HeaderMode};
 use super::parse::{raw, RawColumn, RawCsv, RawDataset, RawEncoding, RawHeader, Source, SpecError};
 use super::resolve::{optional, resolve};
+use super::tables::RESERVED_NAMES;
 use std::sync::Arc;
 use toml::Spanned;
-
-/// Names a dataset may not take: the shared tables.
-pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
 
 impl Spec {
     /// Parses and checks a spec's text; `file` names it in errors.

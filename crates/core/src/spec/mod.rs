@@ -24,7 +24,6 @@ mod updates;
 use crate::sink::{Scalar, Sink};
 use std::sync::Arc;
 
-pub use check::RESERVED_NAMES;
 pub use column::{Column, ColumnType, LINEAGE_COLUMNS};
 pub use dataset::{Dataset, Spec};
 pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMode};
@@ -32,6 +31,7 @@ pub use history::{History, END_AT, START_AT};
 pub use parse::SpecError;
 pub use preset::{Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE};
 pub use snapshot::{key_date, key_dates, Snapshot, SnapshotOrder};
+pub use tables::RESERVED_NAMES;
 
 /// The built-in dataset, written as a spec: what `spec example` prints and
 /// what every command uses when no spec is given.

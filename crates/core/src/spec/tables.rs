@@ -5,9 +5,8 @@
 use super::parse::{RawDataset, Source, SpecError};
 use toml::Spanned;
 
-/// Folder names a table may not take: the shared tables', and those Delta
-/// or the lake's tools keep for themselves.
-const TAKEN: [&str; 2] = ["ledger", "reconciliation"];
+/// Names a dataset or a table may not take: the shared tables.
+pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
 
 /// The dataset's `table` and `rejected_table`, each checked as a folder name.
 pub(crate) fn table_names(
@@ -56,7 +55,7 @@ fn folder_name(name: &str) -> Result<(), String> {
             "may not hold {c:?}: it names one folder directly under the lake root, in a URL"
         ));
     }
-    if TAKEN.contains(&name) {
+    if RESERVED_NAMES.contains(&name) {
         return Err(
             "is one of deltaload's shared tables (ledger, reconciliation): choose another".into(),
         );

@@ -95,7 +95,8 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
     let metadata = snapshot.metadata();
     let config = metadata.configuration();
     check_keys_and_partitions(name, config, metadata.partition_columns()).map_err(refuse)?;
-    let adopting = matches!(name, TableName::Target(_)) && adopted(config, &snapshot.schema());
+    let existing = snapshot.schema();
+    let adopting = matches!(name, TableName::Target(_)) && adopted(config, &existing);
     let mut marks = Vec::new();
     if adopting && !config.contains_key(ADOPTED) {
         marks.push((ADOPTED.to_string(), "true".to_string()));
@@ -103,7 +104,6 @@ pub(crate) async fn conform(table: DeltaTable, name: &TableName) -> Result<Delta
             marks.push((KEYS_PROPERTY.to_string(), keys));
         }
     }
-    let existing = snapshot.schema();
     let plan = crate::table::adopt::plan(name, &existing, &kernel_schema(name)?, adopting)
         .map_err(|detail| match name {
             TableName::Tombstones(_) => format!(

@@ -4,7 +4,6 @@
 //! it would take. Pure over the table's [`Facts`]; [`facts`] reads them.
 
 use crate::table::error::LakeError;
-use deltalake::kernel::StructType;
 use deltalake::DeltaTable;
 use deltaload_engine::tables::TableName;
 use std::collections::HashMap;
@@ -174,13 +173,11 @@ pub(crate) fn facts(table: &DeltaTable, label: &str) -> Result<Facts, LakeError>
                 .collect()
         })
         .unwrap_or_default();
-    let schema: StructType = snapshot.schema().as_ref().clone();
     Ok(Facts {
         writer_version,
         writer_features,
         properties: snapshot.metadata().configuration().clone(),
-        column_metadata: schema
-            .fields()
+        column_metadata: (snapshot.schema().fields())
             .map(|f| (f.name().clone(), f.metadata().keys().cloned().collect()))
             .collect(),
     })

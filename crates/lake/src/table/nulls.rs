@@ -4,7 +4,6 @@
 
 use crate::table::error::LakeError;
 use crate::table::properties::property;
-use deltalake::datafusion::prelude::SessionContext;
 use deltalake::DeltaTable;
 use deltaload_engine::tables::{quoted, TableName};
 
@@ -41,7 +40,8 @@ pub(crate) async fn count_nulls(
         .map(|c| format!("count(*) - count({})", quoted(c)))
         .collect();
     let sql = format!("SELECT {} FROM {}", nulls.join(", "), name.sql());
-    let batches = crate::table::query(&SessionContext::new(), table, name, &sql).await?;
+    let ctx = deltalake::delta_datafusion::create_session().into_inner();
+    let batches = crate::table::query(&ctx, table, name, &sql).await?;
     for (i, column) in todo.iter().enumerate() {
         let count = crate::table::first_row_long(&batches, i)?;
         if count > 0 {
