@@ -264,10 +264,10 @@ pub async fn table_version(root: &LakeRoot, name: &TableName) -> Result<Option<u
     Ok(open(root, name).await?.and_then(|t| t.version()))
 }
 
-/// The nullable columns of `dataset`'s table, one another writer made, that
-/// its spec does not declare (kept as they are: inserts write them null,
+/// The columns of `dataset`'s table, one another writer made, that its
+/// spec does not declare and a load keeps (inserts write them null,
 /// updates leave them); none when the table does not exist yet or is
-/// deltaload's own.
+/// deltaload's own; the difference a load would refuse, as its error.
 pub async fn undeclared_columns(
     root: &LakeRoot,
     dataset: &std::sync::Arc<deltaload_core::Dataset>,
@@ -284,12 +284,14 @@ pub async fn undeclared_columns(
     if !crate::table::evolve::adopted(snapshot.metadata().configuration(), &snapshot.schema()) {
         return Ok(Vec::new());
     }
-    let declared = name.schema();
-    Ok(snapshot
-        .schema()
-        .fields()
-        .filter(|f| f.is_nullable())
-        .filter(|f| declared.field_with_name(f.name()).is_err())
-        .map(|f| f.name().clone())
-        .collect())
+    // The rule a load applies: what its plan keeps.
+    let wanted = crate::table::evolve::kernel_schema(&name)?;
+    let plan =
+        crate::table::adopt::plan(&name, &snapshot.schema(), &wanted, true).map_err(|detail| {
+            LakeError::SpecChange {
+                table: label,
+                detail,
+            }
+        })?;
+    Ok(plan.kept)
 }
