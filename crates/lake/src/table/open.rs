@@ -95,9 +95,7 @@ pub(crate) async fn settle(
 ) -> Result<DeltaTable, LakeError> {
     let url = table_url(root, name)?;
     if table.version().is_some() {
-        let mut table = crate::table::evolve::conform(table, name).await?;
-        crate::table::stats::keep_exact(&mut table, &name.as_str()).await?;
-        return Ok(table);
+        return conformed(root, name, table).await.map(|(table, _)| table);
     }
     let schema = crate::table::evolve::kernel_schema(name)?;
     let created = table
@@ -129,6 +127,43 @@ pub(crate) async fn settle(
     }
 }
 
+/// `table` (existing) held against the spec, with how many commits it lost
+/// to another process doing the same (two loads taking over one table at
+/// once, or adding the same new column): each lost race reads the table
+/// again, refuses it again if the winner made it so, and conforms what the
+/// winner left, up to [`ATTEMPTS`](crate::table::retry::ATTEMPTS) times.
+pub(crate) async fn conformed(
+    root: &LakeRoot,
+    name: &TableName,
+    table: DeltaTable,
+) -> Result<(DeltaTable, u32), LakeError> {
+    use crate::table::retry::{backoff, is_conflict, ATTEMPTS};
+    let (mut table, mut lost) = (table, 0);
+    loop {
+        let settled = match crate::table::evolve::conform(table, name).await {
+            Ok(mut table) => crate::table::stats::keep_exact(&mut table, &name.as_str())
+                .await
+                .map(|()| table),
+            Err(e) => Err(e),
+        };
+        match settled {
+            Ok(table) => return Ok((table, lost)),
+            Err(e) if is_conflict(&e) && lost + 1 < ATTEMPTS => {
+                lost += 1;
+                tracing::debug!(
+                    table = name.as_str(),
+                    lost,
+                    "another writer changed the table while it was settled: reading it again"
+                );
+                tokio::time::sleep(backoff(lost)).await;
+                table = load(root, name, &table_url(root, name)?).await?;
+                features::refuse(&table, name)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Runs `SELECT columns FROM name ORDER BY key` on the table under `root`, or
 /// `None` when the table does not exist.
 pub(crate) async fn select_all(
@@ -147,4 +182,61 @@ pub(crate) async fn select_all(
     );
     let batches = query(&ctx, &table, name, &sql).await?;
     Ok(Some((table, batches)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            match entry.file_type().unwrap().is_dir() {
+                true => copy_tree(&entry.path(), &target),
+                false => drop(std::fs::copy(entry.path(), &target).unwrap()),
+            }
+        }
+    }
+
+    /// Two loads taking over the seed's Spark-made `orders` at once: both
+    /// read it before either commits; the second's commit loses to the
+    /// first's, and it settles the table the first left, committing nothing.
+    #[tokio::test]
+    async fn two_takeovers_at_once_both_settle_the_table_and_it_is_taken_over_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/adopted/seed-day1");
+        copy_tree(&seed.join("orders"), &dir.path().join("orders"));
+        let root = crate::lake_url(dir.path().to_str().unwrap()).unwrap();
+        let name = TableName::Target(deltaload_core::Dataset::orders());
+        let url = table_url(&root, &name).unwrap();
+        let first = load(&root, &name, &url).await.unwrap();
+        let second = load(&root, &name, &url).await.unwrap();
+        let before = first.version();
+        let (first, lost) = conformed(&root, &name, first).await.unwrap();
+        assert_eq!(lost, 0);
+        assert!(first.version() > before, "the first took the table over");
+        let (second, lost) = conformed(&root, &name, second).await.unwrap();
+        assert_eq!(
+            lost, 1,
+            "the second lost its commit to the first's and read the table again"
+        );
+        assert_eq!(
+            second.version(),
+            first.version(),
+            "it committed nothing more"
+        );
+        let config = second
+            .snapshot()
+            .unwrap()
+            .metadata()
+            .configuration()
+            .clone();
+        assert_eq!(
+            config.get("io.deltaload.adopted").map(String::as_str),
+            Some("true")
+        );
+    }
 }
