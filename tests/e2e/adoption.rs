@@ -1,7 +1,8 @@
 //! Tables another writer made, taken over: the seed's Spark job's `orders`
 //! (every column nullable, no lineage columns) and its `rejected_orders` of
-//! its own layout; a null key found at adoption; tables whose `CHECK`
-//! constraint or `appendOnly` deltaload refuses, byte for byte untouched.
+//! its own layout; a null key found at adoption; an `appendOnly` table
+//! deltaload refuses, byte for byte untouched. (Tables with CHECK
+//! constraints and invariants: `table_rules.rs`.)
 
 use crate::deltaload;
 use crate::other_engines::run_python;
@@ -144,7 +145,7 @@ async fn the_seed_jobs_tables_are_taken_over_and_end_with_its_five_orders() {
 const MAKE: &str = r#"
 import sys, os
 import pyarrow as pa
-from deltalake import write_deltalake, DeltaTable
+from deltalake import write_deltalake
 path, kind = sys.argv[1], sys.argv[2]
 ts = pa.timestamp("us", tz="UTC")
 schema = pa.schema([("order_id", pa.int64()), ("customer_id", pa.string()), ("status", pa.string()),
@@ -158,8 +159,6 @@ if kind == "extra":
     table = table.append_column("note", pa.array([f"n{i}" for i in ids], pa.string()))
 config = {"delta.appendOnly": "true"} if kind == "append-only" else None
 write_deltalake(path, table, configuration=config)
-if kind == "check":
-    DeltaTable(path).alter.add_constraint({"known_status": "status IN ('placed', 'shipped', 'cancelled')"})
 sys.stdout.flush()
 os._exit(0)
 "#;
@@ -192,18 +191,6 @@ fn a_null_key_found_at_adoption_refuses_the_table_naming_the_column_and_count() 
         &[
             "table orders holds 2 row(s) with a null \"order_id\"",
             "IS NULL",
-        ],
-    );
-}
-
-#[test]
-fn a_table_with_a_check_constraint_is_refused_naming_it() {
-    refused_untouched(
-        "check",
-        &[
-            "\"checkConstraints\"",
-            "\"known_status\"",
-            "table is unchanged",
         ],
     );
 }

@@ -65,6 +65,7 @@ mod snapshots;
 mod spark_tables;
 mod storage_faults;
 mod sweep;
+mod table_rules;
 mod truncated_stats;
 mod upsert_engines;
 

@@ -21,11 +21,17 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
                 None => spec,
             };
             let root = crate::opening::lake_root(lake).ok();
+            let mut refused = false;
             for d in &shown.datasets {
                 describe(d, count == 1)?;
                 if let Some(root) = &root {
                     kept_columns(root, d).await?;
+                    refused |= !table_rules(root, d).await?;
                 }
+            }
+            if refused {
+                out!("{file}: {count} dataset(s), valid, but the lake refuses a table (above)");
+                return Ok(ExitCode::FAILURE);
             }
             out!("{file}: {count} dataset(s), valid");
         }
@@ -52,6 +58,35 @@ async fn kept_columns(
         Err(e) => tracing::debug!(error = %e, "the lake was not read for spec check"),
     }
     Ok(())
+}
+
+/// The rules (CHECK constraints, invariants) of `d`'s table at `root`,
+/// printed; `false` when the table has one a load cannot check (printed
+/// with why).
+async fn table_rules(
+    root: &deltaload_lake::LakeRoot,
+    d: &std::sync::Arc<Dataset>,
+) -> std::io::Result<bool> {
+    match deltaload_lake::table_rules(root, d).await {
+        Ok(rules) => {
+            for rule in rules {
+                out!(
+                    "  rule of table {} every record must hold (one that breaks it is rejected): {}",
+                    d.table_name(),
+                    rule.broken()
+                );
+            }
+            Ok(true)
+        }
+        Err(e @ deltaload_lake::LakeError::Unsupported { .. }) => {
+            out!("  {e}");
+            Ok(false)
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "the lake was not read for spec check");
+            Ok(true)
+        }
+    }
 }
 
 /// Prints dataset `d`; `alone` when it is its spec's only dataset (which

@@ -21,7 +21,12 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                     continue;
                 }
             };
-        let parsed = match deltaload_lake::read_changes(dataset, &shown, &file.bytes)? {
+        let parsed = match deltaload_lake::read_changes(
+            dataset,
+            &shown,
+            &file.bytes,
+            &deltaload_lake::NoRules,
+        )? {
             Ok(parsed) => parsed,
             Err(refused) => {
                 out!("{shown}: would be refused: {refused}");

@@ -30,6 +30,7 @@ pub mod fields;
 pub mod identity;
 pub mod jsonl;
 mod layout;
+pub mod lines;
 pub mod newest;
 mod parsed;
 pub mod pieces;

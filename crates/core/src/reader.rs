@@ -252,7 +252,7 @@ fn leading_line_ends(slice: &[u8]) -> usize {
 }
 
 /// The record's bytes (from its first byte) without its line end.
-fn raw_text(body: &[u8], first: usize, end: usize) -> String {
+pub(crate) fn raw_text(body: &[u8], first: usize, end: usize) -> String {
     let slice = &body[first.min(body.len())..end.min(body.len())];
     let last = slice
         .iter()

@@ -70,6 +70,12 @@ pub enum RejectReason {
         /// The CSV reader's message.
         detail: String,
     },
+    /// A record that parsed, but breaks rules of the table it goes to (a
+    /// CHECK constraint, an invariant).
+    Broken {
+        /// Each rule broken, with its expression ([`crate::spec::Rule::broken`]).
+        rules: Vec<String>,
+    },
 }
 
 /// A reason reads as the text the rejected table holds.
@@ -120,6 +126,7 @@ impl fmt::Display for RejectReason {
             Self::FieldTwice { name } => write!(f, "field {} appears twice", shown(name)),
             Self::UnreadableCsv { detail } => write!(f, "unreadable CSV: {detail}"),
             Self::NotDebezium { detail } => write!(f, "is not a Debezium change event: {detail}"),
+            Self::Broken { rules } => write!(f, "breaks {}", rules.join("; ")),
         }
     }
 }
@@ -217,7 +224,7 @@ pub fn parse_into<S: Sink>(
         })?);
     }
     crate::spec::fill_generated(dataset.generated_columns(), line, out);
-    out.end(delete);
+    out.end(delete, line);
     Ok(())
 }
 

@@ -65,15 +65,16 @@ impl<'a> From<&'a Value> for Scalar<'a> {
 ///
 /// A reader calls [`Sink::field`] once per declared column, in declared
 /// order, then [`Sink::end`] with the delete flag (`None` for a dataset
-/// without `delete_when`), or [`Sink::drop_record`] when a later field
-/// turns the record into a reject.
+/// without `delete_when`) and the line the record starts on (a Parquet
+/// file's row number), or [`Sink::drop_record`] when a later field turns
+/// the record into a reject.
 pub trait Sink: Sized {
     /// A sink for records of `dataset`, empty.
     fn empty(dataset: &crate::spec::dataset::Dataset) -> Self;
     /// The next field of the record being read.
     fn field(&mut self, value: Scalar<'_>);
-    /// The record being read is complete.
-    fn end(&mut self, delete: Option<bool>);
+    /// The record being read, which starts on `line`, is complete.
+    fn end(&mut self, delete: Option<bool>, line: u64);
     /// The record being read is a reject: forget its fields so far.
     fn drop_record(&mut self);
     /// Records held.
@@ -97,7 +98,7 @@ impl Sink for Rows {
         self.values_mut().push(value.into_value());
     }
 
-    fn end(&mut self, delete: Option<bool>) {
+    fn end(&mut self, delete: Option<bool>, _line: u64) {
         self.values_mut().extend(delete.map(Value::Bool));
     }
 

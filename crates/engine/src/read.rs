@@ -5,6 +5,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
 use deltaload_core::{Dataset, HeaderMismatch, Reject};
+use deltaload_ingest::rules::Check;
 use deltaload_ingest::DataError;
 use deltaload_ingest::IngestError;
 
@@ -27,18 +28,20 @@ pub struct FileChanges {
 /// Reads a change file of `dataset` at `location` (a path or an object
 /// key: a preset's order comes from its name) in its format (CSV, JSON
 /// Lines or Parquet) into Arrow: the newest change of each key and the
-/// rejects, or why the whole file is refused (the inner `Err`).
+/// rejects (those of a rule `check` evaluates among them), or why the whole
+/// file is refused (the inner `Err`).
 pub fn read_changes(
     dataset: &Dataset,
     location: &str,
     bytes: &[u8],
+    check: &dyn Check,
 ) -> Result<Result<FileChanges, HeaderMismatch>, DataError> {
     let started = std::time::Instant::now();
     let rank = match file_rank(dataset, location) {
         Ok(rank) => rank,
         Err(refused) => return Ok(Err(refused)),
     };
-    let ingested = match ingest(dataset, bytes)? {
+    let ingested = match ingest(dataset, bytes, check)? {
         Ok(ingested) => ingested,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -79,14 +82,25 @@ pub fn read_changes(
     }))
 }
 
-/// `bytes` read into Arrow, or why the whole file is refused (the inner `Err`).
+/// `bytes` read into Arrow, the records that break a rule `check`
+/// evaluates among the rejects, or why the whole file is refused (the inner
+/// `Err`; also when a rule cannot be evaluated on its records).
 pub fn ingest(
     dataset: &Dataset,
     bytes: &[u8],
+    check: &dyn Check,
 ) -> Result<Result<deltaload_ingest::Ingested, HeaderMismatch>, DataError> {
-    match deltaload_ingest::read_changes(dataset, bytes) {
+    let read = deltaload_ingest::read_changes(dataset, bytes)
+        .and_then(|ingested| deltaload_ingest::rules::apply(dataset, bytes, ingested, check));
+    match read {
         Ok(ingested) => Ok(Ok(ingested)),
         Err(IngestError::Refused(refused)) => Ok(Err(refused)),
+        Err(e @ IngestError::Rules { .. }) => {
+            Ok(Err(HeaderMismatch::new(dataset, Vec::new(), e.to_string())
+                .with_remedy(
+                    "correct the records, or the table's rule, then load the file again",
+                )))
+        }
         Err(e @ IngestError::Defect { .. }) => Err(DataError::Invariant {
             table: dataset.name.clone(),
             detail: e.to_string(),
@@ -253,7 +267,8 @@ mod tests {
                     "{id},C{day},{status},1.00,EUR,,2026-10-0{day}T00:00:00\n"
                 ));
             }
-            let ingested = match ingest(&dataset, csv.as_bytes()) {
+            let ingested = match ingest(&dataset, csv.as_bytes(), &deltaload_ingest::rules::NoRules)
+            {
                 Ok(Ok(i)) => i,
                 other => panic!("{other:?}"),
             };

@@ -112,6 +112,9 @@ pub struct Columns {
     broken: Option<String>,
     /// Batches taken whole (no value converted) rather than built.
     whole: usize,
+    /// The line each record starts on, in record order, kept while the
+    /// dataset has rules (a record breaking one is rejected by its line).
+    lines: Option<Vec<u64>>,
 }
 
 impl Columns {
@@ -128,6 +131,12 @@ impl Columns {
             Some(problem) => Err(problem),
             None => Ok((self.done, self.whole)),
         }
+    }
+
+    /// The line each record starts on, in record order, when the dataset
+    /// has rules; `None` for the others.
+    pub fn take_lines(&mut self) -> Option<Vec<u64>> {
+        self.lines.take()
     }
 
     /// Moves the builders' rows, less the dropped ones, into a batch.
@@ -173,6 +182,7 @@ impl Sink for Columns {
             live: 0,
             broken: None,
             whole: 0,
+            lines: (!dataset.rules.is_empty()).then(Vec::new),
         }
     }
 
@@ -188,7 +198,10 @@ impl Sink for Columns {
         self.at += 1;
     }
 
-    fn end(&mut self, delete: Option<bool>) {
+    fn end(&mut self, delete: Option<bool>, line: u64) {
+        if let Some(lines) = &mut self.lines {
+            lines.push(line);
+        }
         for b in self.builders.iter_mut().skip(self.at) {
             b.append_null();
             self.broken
@@ -224,16 +237,25 @@ impl Sink for Columns {
         self.done.append(&mut later.done);
         self.live += later.live;
         self.whole += later.whole;
+        if let (Some(lines), Some(mut more)) = (&mut self.lines, later.lines) {
+            lines.append(&mut more);
+        }
         if let Some(problem) = later.broken {
             self.broken.get_or_insert(problem);
         }
     }
 }
 
-/// Parquet batches whose columns already hold the dataset's types come in whole.
+/// Parquet batches whose columns already hold the dataset's types come in
+/// whole, unless each record's line is kept.
 impl crate::parquet::ParquetSink for Columns {
     fn batch_schema(&self) -> Option<SchemaRef> {
-        Some(self.schema.clone())
+        // A record kept by its line (the dataset has rules) comes in a row
+        // at a time, with its row number.
+        match self.lines {
+            Some(_) => None,
+            None => Some(self.schema.clone()),
+        }
     }
 
     fn push_batch(&mut self, batch: RecordBatch) {

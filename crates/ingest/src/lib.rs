@@ -8,6 +8,7 @@
 //! - [`parquet`]: the Parquet reader, its pages checked before the decoder
 //!   reads them, the schema before any row.
 //! - [`read_changes`]: a whole file of any format of the dataset.
+//! - [`rules`]: records that break the table's rules moved to the rejects.
 //! - [`source`]: a file to load, in memory or on local disk; [`expand`]:
 //!   gzip expanded into memory or onto disk.
 //! - [`budget`]: the memory a load may use, and its spill directory.
@@ -21,6 +22,7 @@ pub mod columns;
 pub mod error;
 pub mod expand;
 pub mod parquet;
+pub mod rules;
 pub mod source;
 pub mod values;
 
@@ -80,6 +82,9 @@ pub struct Ingested {
     /// Batches taken whole from the file (Parquet of the dataset's own
     /// types), no value converted.
     pub whole_batches: usize,
+    /// The line each change starts on, while the dataset has rules
+    /// ([`rules::apply`] uses them, then drops them).
+    pub lines: Option<Vec<u64>>,
 }
 
 impl Ingested {
@@ -100,6 +105,14 @@ pub enum IngestError {
     /// The file breaks its dataset's contract: refused, with the reason.
     #[error("{}", .0.problem)]
     Refused(HeaderMismatch),
+    /// The table's rules could not be evaluated on the file's records.
+    #[error("checking the records of dataset {dataset} against its table's rules (CHECK constraints, invariants): {problem}")]
+    Rules {
+        /// The dataset.
+        dataset: String,
+        /// What went wrong.
+        problem: String,
+    },
     /// A reader gave the Arrow sink a value of the wrong type: a defect of
     /// deltaload, not of the file.
     #[error("reading dataset {dataset}: {problem} (a defect of deltaload: please report it)")]
@@ -119,9 +132,10 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
         Format::Parquet => read_parquet(dataset, bytes),
     }
     .map_err(IngestError::Refused)?;
+    let mut changes = parsed.changes;
+    let lines = changes.take_lines();
     let (batches, whole_batches) =
-        parsed
-            .changes
+        changes
             .finish_counted()
             .map_err(|problem| IngestError::Defect {
                 dataset: dataset.name.clone(),
@@ -131,6 +145,7 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
         batches,
         rejects: parsed.rejects,
         whole_batches,
+        lines,
     })
 }
 
@@ -157,7 +172,7 @@ fn read_parquet(dataset: &Dataset, bytes: &[u8]) -> Result<ParsedFile<Columns>, 
 pub fn from_rows(dataset: &Dataset, rows: &deltaload_core::Rows) -> Columns {
     let mut columns = Columns::empty(dataset);
     let width = dataset.columns.len();
-    for row in rows.iter() {
+    for (i, row) in rows.iter().enumerate() {
         for value in &row[..width] {
             columns.field(deltaload_core::Scalar::from(value));
         }
@@ -165,7 +180,7 @@ pub fn from_rows(dataset: &Dataset, rows: &deltaload_core::Rows) -> Columns {
             .delete_when
             .is_some()
             .then(|| dataset.is_delete(row));
-        columns.end(delete);
+        columns.end(delete, i as u64 + 1);
     }
     columns
 }

@@ -256,3 +256,66 @@ fn a_dms_parquet_file_rejects_unknown_operations_and_numbers_its_rows_either_way
         "no Op: every row upserts"
     );
 }
+
+/// With rules, a file of the dataset's own types is read a row at a time
+/// (each with its row number); a row breaking a rule is rejected as its
+/// row, rendered as JSON; a delete is not checked.
+#[test]
+fn rows_breaking_a_rule_are_rejected_by_row_number_and_deletes_are_not_checked() {
+    struct Positive;
+    impl crate::rules::Check for Positive {
+        fn holds(&self, batch: &RecordBatch) -> Result<Vec<BooleanArray>, String> {
+            let qty = batch
+                .column(3)
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap();
+            Ok(vec![qty.iter().map(|q| q.map(|q| q > 0)).collect()])
+        }
+    }
+    let mut d = dataset().as_ref().clone();
+    d.rules = vec![deltaload_core::spec::Rule {
+        kind: deltaload_core::spec::RuleKind::Constraint,
+        name: "positive".into(),
+        expression: "qty > 0".into(),
+    }];
+    let at = |sku: &str, qty: Option<i32>, op: Option<&'static str>| Row {
+        sku: Some(sku.into()),
+        at: Some(1),
+        seq: Some(1),
+        qty,
+        ratio: None,
+        price: None,
+        label: Some("x".into()),
+        op,
+    };
+    let rows = [
+        at("a", Some(1), None),
+        at("b", Some(-1), None),
+        at("c", Some(-5), Some("d")),
+        at("d", None, None),
+    ];
+    let bytes = parquet(&rows, true);
+    let read = read_changes(&d, &bytes).unwrap();
+    assert_eq!(
+        read.whole_batches, 0,
+        "read a row at a time, with row numbers"
+    );
+    assert_eq!(read.lines.as_deref(), Some(&[1u64, 2, 3, 4][..]));
+    let checked = crate::rules::apply(&d, &bytes, read, &Positive).unwrap();
+    assert_eq!(checked.changes(), 2, "a and the delete of c");
+    let rejects: Vec<(u64, Option<String>)> = (checked.rejects.iter())
+        .map(|r| (r.line, r.key.clone()))
+        .collect();
+    assert_eq!(rejects, [(2, Some("b".into())), (4, Some("d".into()))]);
+    let raw = &checked.rejects[0].raw;
+    assert!(
+        raw.starts_with("{\"sku\":\"b\"") && raw.contains("\"qty\":-1"),
+        "{raw}"
+    );
+    assert!(!raw.contains("__deltaload_delete"), "{raw}");
+    assert_eq!(
+        checked.rejects[0].reason.to_string(),
+        "breaks CHECK constraint positive: qty > 0"
+    );
+}

@@ -28,6 +28,7 @@ pub use deltaload_engine::read::{read_changes, FileChanges};
 pub use deltaload_engine::tables::{arrow_type, quoted, TableName};
 pub use deltaload_flow::{LedgerRow, LedgerStatus, LoadOutcome, Loaded};
 pub use deltaload_ingest::budget;
+pub use deltaload_ingest::rules::NoRules;
 pub use deltaload_ingest::{expand_gzip, ExpandError, Expanded};
 pub use deltaload_ingest::{DataError, MemoryBudget, OnDisk, SourceFile, Unread, UNREAD};
 #[cfg(feature = "faults")]
@@ -36,8 +37,8 @@ pub use load::options::LoadOptions;
 pub use ops::audit::{self, DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
 pub use ops::maintain::{self, MaintainOptions, Maintained};
 pub use ops::show::{
-    show, table_rows, table_version, undeclared_columns, ShowFormat, ShowOptions, Shown,
-    DEFAULT_SHOW_LIMIT,
+    show, table_rows, table_rules, table_version, undeclared_columns, ShowFormat, ShowOptions,
+    Shown, DEFAULT_SHOW_LIMIT,
 };
 pub use table::error::{self, LakeError};
 pub use table::location::{self, lake_url, local_source, LakeRoot};

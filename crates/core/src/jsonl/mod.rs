@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// A UTF-8 byte-order mark, skipped at the start of a file.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// How many undeclared field names a refusal's problem lists.
 const NAMES_SHOWN: usize = 5;
@@ -280,7 +280,7 @@ fn convert<S: Sink>(
         });
     }
     crate::spec::fill_generated(dataset.generated_columns(), read.line, out);
-    out.end(delete);
+    out.end(delete, read.line);
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use super::column::Column;
 use super::formats::{CsvFormat, DeleteWhen, ExtraFields, Format};
 use super::history::History;
 use super::preset::Preset;
+use super::rules::Rule;
 use super::snapshot::Snapshot;
 use crate::value::Value;
 use std::cmp::Ordering;
@@ -69,6 +70,12 @@ pub struct Dataset {
     /// reads from a file: a preset's order
     /// ([`FEED_FILE`](super::preset::FEED_FILE), [`FEED_LINE`](super::preset::FEED_LINE)).
     pub generated: usize,
+    /// The rules a record must hold to be written: the CHECK constraints
+    /// and invariants of a table deltaload took over, which the adapter
+    /// adds when it opens the table (a spec declares none). Readers keep
+    /// each record's line while there are any, so that one breaking a rule
+    /// is rejected as a record that does not parse is.
+    pub rules: Vec<Rule>,
 }
 
 impl Dataset {

@@ -4,7 +4,7 @@
 //! The files form layers, each importing only from those below it: `parse`
 //! (the raw TOML), `formats` and `column` at the bottom; `resolve` (names
 //! of columns to indexes); the rules of the options (`feed`, `updates`,
-//! `snapshot`, `history`, `preset`, `tables`); `dataset` (the checked [`Dataset`] and
+//! `snapshot`, `history`, `preset`, `tables`, `rules`); `dataset` (the checked [`Dataset`] and
 //! [`Spec`]); `check` (the raw spec checked into them); and this module on
 //! top, with what needs a whole dataset, its parser or a [`Sink`].
 
@@ -17,6 +17,7 @@ mod history;
 mod parse;
 mod preset;
 mod resolve;
+mod rules;
 mod snapshot;
 mod tables;
 mod updates;
@@ -30,6 +31,7 @@ pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMo
 pub use history::{History, END_AT, START_AT};
 pub use parse::SpecError;
 pub use preset::{Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE};
+pub use rules::{Rule, RuleKind};
 pub use snapshot::{key_date, key_dates, Snapshot, SnapshotOrder};
 pub use tables::RESERVED_NAMES;
 

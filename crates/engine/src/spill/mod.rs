@@ -13,6 +13,7 @@ use arrow_array::RecordBatch;
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::SchemaRef;
 use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
+use deltaload_ingest::rules::Check;
 use deltaload_ingest::DataError;
 use deltaload_ingest::{MemoryBudget, SpillDir};
 pub use merge::Merge;
@@ -145,6 +146,7 @@ pub fn spill(
     path: &Path,
     location: &str,
     budget: &MemoryBudget,
+    check: &dyn Check,
 ) -> Result<Result<(Spilled, Vec<Reject>), HeaderMismatch>, DataError> {
     let rank = match crate::read::file_rank(dataset, location) {
         Ok(rank) => rank,
@@ -157,7 +159,8 @@ pub fn spill(
     };
     let dir = SpillDir::new(&budget.spill_dir).map_err(DataError::io(&budget.spill_dir))?;
     let mut writer = RunWriter::new(dataset, table, (location, &dir), budget.run_bytes());
-    let (rejects, loaded) = match read_pieces(&mut source, &head, rank.as_deref(), &mut writer)? {
+    let read = read_pieces(&mut source, (&head, check), rank.as_deref(), &mut writer)?;
+    let (rejects, loaded) = match read {
         Ok(read) => read,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -185,7 +188,7 @@ pub fn spill(
 /// (lines counted from the file's start) and the records loaded.
 fn read_pieces(
     source: &mut Source<'_>,
-    head: &[u8],
+    (head, check): (&[u8], &dyn Check),
     rank: Option<&str>,
     writer: &mut RunWriter<'_>,
 ) -> Result<Result<(Vec<Reject>, u64), HeaderMismatch>, DataError> {
@@ -201,7 +204,8 @@ fn read_pieces(
         };
         at += text.len() as u64;
         let piece_lines = pieces::line_ends(dataset, &text);
-        let mut part = match crate::read::ingest(dataset, &pieces::with_header(head, &text))? {
+        let mut part = match crate::read::ingest(dataset, &pieces::with_header(head, &text), check)?
+        {
             Ok(part) => part,
             Err(refused) => {
                 let shifted = pieces::shifted(refused, lines - head_lines);

@@ -8,6 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::RecordBatch;
 use deltaload_core::Spec;
+use deltaload_ingest::rules::NoRules;
 
 /// Orders with keys repeated across pieces, equal sequences (the tie-break
 /// decides) and a reject.
@@ -44,7 +45,7 @@ fn a_file_read_in_pieces_and_merged_is_its_newest_change_per_key() {
     std::fs::write(&path, &text).unwrap();
     // Pieces of 1 KiB: about 100 runs, merged 64 at a time first.
     let budget = MemoryBudget::of(16 << 10, dir.path().to_path_buf());
-    let (spilled, rejects) = spill(&dataset, table.clone(), &path, "/x.csv", &budget)
+    let (spilled, rejects) = spill(&dataset, table.clone(), &path, "/x.csv", &budget, &NoRules)
         .unwrap()
         .unwrap();
     assert!(
@@ -56,7 +57,7 @@ fn a_file_read_in_pieces_and_merged_is_its_newest_change_per_key() {
     assert_eq!(rejects[0].line, 203);
     assert_eq!(spilled.loaded, 1_500);
 
-    let whole = crate::read::read_changes(&dataset, "/landing/x.csv", text.as_bytes())
+    let whole = crate::read::read_changes(&dataset, "/landing/x.csv", text.as_bytes(), &NoRules)
         .unwrap()
         .unwrap();
     let changes = crate::changes::Changes::of_file(whole.newest, "/x.csv");
@@ -114,13 +115,13 @@ fn a_preset_file_read_in_pieces_keeps_its_feed_order() {
     std::fs::write(&path, &text).unwrap();
     let budget = MemoryBudget::of(16 << 10, dir.path().to_path_buf());
     let location = "/landing/20261201-101500123.csv";
-    let (spilled, rejects) = spill(&dataset, target.clone(), &path, location, &budget)
+    let (spilled, rejects) = spill(&dataset, target.clone(), &path, location, &budget, &NoRules)
         .unwrap()
         .unwrap();
     assert!(spilled.runs.len() >= 2, "{} runs", spilled.runs.len());
     assert_eq!((rejects.len(), spilled.loaded), (0, 1_500));
 
-    let whole = crate::read::read_changes(&dataset, location, text.as_bytes())
+    let whole = crate::read::read_changes(&dataset, location, text.as_bytes(), &NoRules)
         .unwrap()
         .unwrap();
     let changes = crate::changes::Changes::of_file(whole.newest, location);
@@ -165,7 +166,7 @@ fn runs_of_wide_rows_are_written_in_batches_the_merge_holds_within_the_budget() 
     let path = dir.path().join("wide.csv");
     std::fs::write(&path, &text).unwrap();
     let budget = MemoryBudget::of(1 << 20, dir.path().to_path_buf());
-    let (spilled, _) = spill(&dataset, table, &path, "/w.csv", &budget)
+    let (spilled, _) = spill(&dataset, table, &path, "/w.csv", &budget, &NoRules)
         .unwrap()
         .unwrap();
     assert!(spilled.runs.len() >= 2, "{} runs", spilled.runs.len());
@@ -181,4 +182,51 @@ fn runs_of_wide_rows_are_written_in_batches_the_merge_holds_within_the_budget() 
     }
     assert_eq!(rows, 600);
     assert!(biggest <= bound, "a batch of {biggest} bytes, over {bound}");
+}
+
+/// Breaks the changes of order 13: a rule of the table, as the adapter
+/// would evaluate it.
+struct Not13;
+
+impl deltaload_ingest::rules::Check for Not13 {
+    fn holds(&self, batch: &RecordBatch) -> Result<Vec<arrow_array::BooleanArray>, String> {
+        let ids = batch.column(0).as_primitive::<Int64Type>();
+        Ok(vec![ids.iter().map(|id| id.map(|i| i != 13)).collect()])
+    }
+}
+
+/// A file read in pieces rejects the records that break a rule on the same
+/// lines, with the same text, as the file read whole: each piece's lines
+/// are counted from the file's start.
+#[test]
+fn records_breaking_a_rule_are_rejected_alike_in_pieces_and_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dataset, table) = orders();
+    let mut with_rule = dataset.as_ref().clone();
+    with_rule.rules = vec![deltaload_core::spec::Rule {
+        kind: deltaload_core::spec::RuleKind::Constraint,
+        name: "not_13".into(),
+        expression: "order_id <> 13".into(),
+    }];
+    let dataset = Arc::new(with_rule);
+    let text = orders_file();
+    let path = dir.path().join("changes.csv");
+    std::fs::write(&path, &text).unwrap();
+    let budget = MemoryBudget::of(16 << 10, dir.path().to_path_buf());
+    let (spilled, pieces) = spill(&dataset, table, &path, "/x.csv", &budget, &Not13)
+        .unwrap()
+        .unwrap();
+    assert!(spilled.runs_written > 1, "read in pieces");
+    let whole = crate::read::read_changes(&dataset, "/x.csv", text.as_bytes(), &Not13)
+        .unwrap()
+        .unwrap();
+    let thirteens = text.lines().filter(|l| l.starts_with("13,")).count();
+    assert!(thirteens > 5, "{thirteens}");
+    assert_eq!(pieces.len(), thirteens + 1, "every 13 and the parse reject");
+    assert_eq!(pieces, whole.rejects);
+    let lines: Vec<&str> = text.lines().collect();
+    for r in pieces.iter().filter(|r| r.raw.starts_with("13,")) {
+        assert_eq!(lines[r.line as usize - 1], r.raw, "line {}", r.line);
+    }
+    assert_eq!(spilled.loaded, 1_500 - thirteens as u64);
 }

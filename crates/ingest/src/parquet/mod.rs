@@ -32,7 +32,7 @@ mod exact;
 mod guard;
 mod levels;
 mod pages;
-mod raw;
+pub(crate) mod raw;
 mod rows;
 mod schema;
 #[cfg(test)]

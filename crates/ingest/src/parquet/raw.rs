@@ -17,7 +17,7 @@ thread_local! {
 }
 
 /// Row `i` of `batch` as a JSON object text, columns in the batch's order.
-pub(super) fn row_json(batch: &RecordBatch, i: usize) -> String {
+pub(crate) fn row_json(batch: &RecordBatch, i: usize) -> String {
     #[cfg(test)]
     ROWS_SHOWN.with(|shown| shown.set(shown.get() + 1));
     let mut out = String::from("{");
@@ -40,7 +40,7 @@ pub(super) fn row_json(batch: &RecordBatch, i: usize) -> String {
 }
 
 /// The texts of row `i` in the key's `arrays`, joined by commas; `None` when all are null.
-pub(super) fn key_text(arrays: &[&dyn Array], i: usize) -> Option<String> {
+pub(crate) fn key_text(arrays: &[&dyn Array], i: usize) -> Option<String> {
     let values: Vec<Json> = arrays.iter().map(|a| json(*a, i)).collect();
     if values.iter().all(Json::is_null) {
         return None;

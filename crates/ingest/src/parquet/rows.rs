@@ -61,7 +61,7 @@ pub(super) fn read_batch<S: Sink>(
         let Some(reason) = reason else {
             let line = before + row as u64 + 1;
             deltaload_core::spec::fill_generated(dataset.generated_columns(), line, values);
-            values.end(delete);
+            values.end(delete, line);
             continue;
         };
         values.drop_record();

@@ -9,6 +9,7 @@ use crate::write::Writer;
 use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
 use deltaload_engine::read::FileChanges;
 use deltaload_engine::spill::Spilled;
+use deltaload_ingest::rules::{Check, NoRules};
 use deltaload_ingest::{DataError, SourceFile, SpillDir};
 use std::path::PathBuf;
 
@@ -31,8 +32,13 @@ impl Writer<'_> {
             let refused = HeaderMismatch::new(dataset, Vec::new(), reason);
             return Ok(Intake::Refused(refused));
         }
+        let rules = self.set.rules.clone();
+        let check: &dyn Check = match &rules {
+            Some(rules) => rules.as_ref(),
+            None => &NoRules,
+        };
         if self.settings.budget.fits_whole(size) {
-            return read_whole(dataset, file);
+            return read_whole(dataset, file, check);
         }
         if let Some(why) = self.not_in_pieces()? {
             return Ok(Intake::Refused(self.too_large(dataset, size, &why)));
@@ -53,6 +59,7 @@ impl Writer<'_> {
                 path,
                 &file.location,
                 &self.settings.budget,
+                check,
             )? {
                 Ok((spilled, rejects)) => {
                     self.tally.spills.files_in_pieces += 1;
@@ -162,10 +169,14 @@ fn refused_unread(dataset: &Dataset, file: &SourceFile) -> Option<String> {
 }
 
 /// `file` read whole, from memory or from its file on disk.
-fn read_whole(dataset: &Dataset, file: &SourceFile) -> Result<Intake, LakeError> {
+fn read_whole(
+    dataset: &Dataset,
+    file: &SourceFile,
+    check: &dyn Check,
+) -> Result<Intake, LakeError> {
     let read = |bytes: &[u8]| -> Result<Intake, LakeError> {
         Ok(
-            match deltaload_engine::read::read_changes(dataset, &file.location, bytes)? {
+            match deltaload_engine::read::read_changes(dataset, &file.location, bytes, check)? {
                 Ok(changes) => Intake::Whole(changes),
                 Err(refused) => Intake::Refused(refused),
             },

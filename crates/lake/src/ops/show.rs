@@ -295,3 +295,18 @@ pub async fn undeclared_columns(
         })?;
     Ok(plan.kept)
 }
+
+/// The rules (CHECK constraints, invariants) of `dataset`'s table at `root`
+/// that every record loaded into it must hold; empty when the table does
+/// not exist or has none. `Err` when a rule cannot be checked: a load
+/// would refuse the table for it.
+pub async fn table_rules(
+    root: &LakeRoot,
+    dataset: &std::sync::Arc<deltaload_core::Dataset>,
+) -> Result<Vec<deltaload_core::spec::Rule>, LakeError> {
+    let Some(table) = open(root, &TableName::Target(dataset.clone())).await? else {
+        return Ok(Vec::new());
+    };
+    let read = crate::table::rules::read(&table, dataset)?;
+    Ok(read.map(|(d, _)| d.rules.clone()).unwrap_or_default())
+}

@@ -347,7 +347,12 @@ mod tests {
         let spec = deltaload_core::Spec::parse(text, "s.toml").unwrap();
         let d = spec.datasets[0].clone();
         let csv = "id,region\n1,eu\n2,us\n3,eu\n";
-        let parsed = crate::read_changes(&d, "/x/20261201.csv", csv.as_bytes());
+        let parsed = crate::read_changes(
+            &d,
+            "/x/20261201.csv",
+            csv.as_bytes(),
+            &deltaload_ingest::rules::NoRules,
+        );
         let batch = parsed.unwrap().unwrap().newest;
         let rows = |at: &[u32]| diff::take_rows(&batch, at).unwrap();
         let only = in_scopes(&d, &rows(&[0, 2]), &[1]).unwrap().to_string();

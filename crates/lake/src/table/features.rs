@@ -37,8 +37,9 @@ pub(crate) struct Refusal {
 /// against the spec's types, which have none yet: refused by its type), v2
 /// checkpoints (read by delta-rs, and written by the Delta kernel's
 /// checkpoint writer to the V2 spec, with
-/// their `checkpointMetadata`), and the rest only while unused, which
-/// [`refusal`] checks one by one.
+/// their `checkpointMetadata`), CHECK constraints and invariants (every
+/// record checked, one that breaks a rule rejected: [`crate::table::rules`]),
+/// and the rest only while unused, which [`refusal`] checks one by one.
 const HONOURED: [&str; 10] = [
     "deletionVectors",
     "timestampNtz",
@@ -93,21 +94,6 @@ pub(crate) fn refusal(facts: &Facts) -> Option<Refusal> {
         && (listed("appendOnly") || facts.writer_version >= 2)
     {
         return refuse("appendOnly", "would break: an upsert updates and deletes rows", "a keyed upsert cannot load an append-only table; set delta.appendOnly = false on it if updates are intended, or load into another table");
-    }
-    if let Some((key, _)) = facts
-        .properties
-        .iter()
-        .find(|(k, _)| k.starts_with("delta.constraints."))
-    {
-        let name = key.trim_start_matches("delta.constraints.");
-        return refuse("checkConstraints", &format!("does not yet check (constraint {name:?})"), "drop the constraint (ALTER TABLE ... DROP CONSTRAINT), or keep writing this table with the engine that made it");
-    }
-    if let Some(column) = column_has("delta.invariants") {
-        return refuse(
-            "invariants",
-            &format!("does not yet check (the invariant of column {column:?})"),
-            "remove the invariant, or keep writing this table with the engine that made it",
-        );
     }
     if !matches!(property("delta.columnMapping.mode"), None | Some("none")) {
         return refuse("columnMapping", "does not yet write (its files would need the columns' physical names)", "load into a table without column mapping, or keep writing this one with the engine that made it");

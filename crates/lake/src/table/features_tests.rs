@@ -47,10 +47,9 @@ fn features_in_use_that_a_write_would_break_are_refused_by_name() {
     // Protocol 2 implies appendOnly: the property alone turns it on.
     let legacy = facts(2, &[], &[("delta.appendOnly", "true")]);
     assert_eq!(refused(&legacy).as_deref(), Some("appendOnly"));
+    // CHECK constraints are kept on every record (table::rules), not refused.
     let check = facts(3, &[], &[("delta.constraints.positive", "amount > 0")]);
-    let r = refusal(&check).unwrap();
-    assert_eq!(r.feature, "checkConstraints");
-    assert!(r.does.contains("\"positive\""), "{}", r.does);
+    assert_eq!(refused(&check), None);
     let mapped = facts(5, &[], &[("delta.columnMapping.mode", "name")]);
     assert_eq!(refused(&mapped).as_deref(), Some("columnMapping"));
     // The feed on: kept by the writers, whatever the spec says.
@@ -62,9 +61,12 @@ fn features_in_use_that_a_write_would_break_are_refused_by_name() {
 }
 
 #[test]
-fn columns_with_invariants_generation_or_identity_are_refused_by_name() {
+fn columns_with_generation_or_identity_are_refused_by_name() {
+    // Invariants are kept on every record (table::rules), not refused.
+    let mut invariant = facts(2, &[], &[]);
+    invariant.column_metadata = vec![("id".into(), vec!["delta.invariants".to_string()])];
+    assert_eq!(refused(&invariant), None);
     for (key, feature) in [
-        ("delta.invariants", "invariants"),
         ("delta.generationExpression", "generatedColumns"),
         ("delta.identity.allowExplicitInsert", "identityColumns"),
     ] {

@@ -3,7 +3,8 @@
 //! and the rows of the shared tables. Nothing here names a layer above.
 //!
 //! - [`sets`]: the tables of a lake, opened together; `open`: one table
-//!   opened, or created, or refused ([`features`], [`adopt`], [`nulls`]).
+//!   opened, or created, or refused ([`features`], [`adopt`], [`nulls`]);
+//!   [`rules`]: its CHECK constraints and invariants, kept on every record.
 //! - [`evolve`], [`stats`], [`properties`]: a table's definition kept in step with the spec.
 //! - [`arrow_rows`]: the Arrow rows of the rejects, ledger, reconciliation and tombstones.
 //! - [`predicates`]: the SQL predicates the writers and look-ups share.
@@ -19,6 +20,7 @@ pub(crate) mod open;
 pub(crate) mod predicates;
 pub(crate) mod properties;
 pub(crate) mod retry;
+pub(crate) mod rules;
 pub(crate) mod sets;
 pub(crate) mod stats;
 

@@ -6,6 +6,7 @@ use crate::table::error::LakeError;
 use crate::table::features::refuse;
 use crate::table::location::LakeRoot;
 use crate::table::open::{load_or_mkdir, open_or_create, settle};
+use crate::table::rules::TableRules;
 use deltalake::DeltaTable;
 use deltaload_core::{Dataset, Spec};
 use deltaload_engine::TableName;
@@ -31,6 +32,9 @@ pub(crate) struct DatasetTables {
     /// The versions and the changes they were made of, for datasets that
     /// keep history.
     pub history: Option<HistoryTables>,
+    /// What checks the table's rules (CHECK constraints, invariants) on
+    /// each record, when it has any; `dataset` then lists them.
+    pub rules: Option<Arc<TableRules>>,
 }
 
 impl Tables {
@@ -92,6 +96,11 @@ impl DatasetTables {
         let (loaded_target, loaded_rejected) = (loaded_target?, loaded_rejected?);
         refuse(&loaded_target, &target)?;
         refuse(&loaded_rejected, &rejected)?;
+        let (d, rules) = match crate::table::rules::read(&loaded_target, d)? {
+            Some((with_rules, rules)) => (with_rules, Some(Arc::new(rules))),
+            None => (d.clone(), None),
+        };
+        let d = &d;
         let (target, rejected, tombstones) = futures::join!(
             settle(root, &target, loaded_target),
             settle(root, &rejected, loaded_rejected),
@@ -114,6 +123,7 @@ impl DatasetTables {
             rejected,
             tombstones,
             history,
+            rules,
         })
     }
 }

@@ -14,9 +14,14 @@ pub(crate) fn orders(ids: std::ops::RangeInclusive<i64>) -> RecordBatch {
         csv.push_str(&format!("{id},C,placed,1.00,EUR,,2026-10-01T00:00:00\n"));
     }
     let d = Dataset::orders();
-    let parsed = crate::read_changes(&d, "/landing/x.csv", csv.as_bytes())
-        .unwrap()
-        .unwrap();
+    let parsed = crate::read_changes(
+        &d,
+        "/landing/x.csv",
+        csv.as_bytes(),
+        &deltaload_ingest::rules::NoRules,
+    )
+    .unwrap()
+    .unwrap();
     let changes = deltaload_engine::changes::Changes::of_file(parsed.newest, "/landing/x.csv");
     let mut rows = changes.target_batch(&d, 0).unwrap();
     rows.remove_column(rows.num_columns() - 1);
