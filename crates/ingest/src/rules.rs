@@ -106,7 +106,8 @@ fn rejects(
     let line = |b: &Broken| lines.get(b.index).copied().unwrap_or(0);
     let wanted: Vec<u64> = broken.iter().map(line).collect();
     let raws = deltaload_core::lines::raw_records(dataset, bytes, &wanted);
-    let declared: Vec<usize> = (0..dataset.columns.len()).collect();
+    // A Parquet row as the file holds it: the columns read from it.
+    let declared: Vec<usize> = (0..dataset.declared().len()).collect();
     let mut out = Vec::with_capacity(broken.len());
     for (b, raw) in broken.iter().zip(raws) {
         let (batch, row) = (&batches[b.at.0], b.at.1);

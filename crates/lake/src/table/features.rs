@@ -126,15 +126,19 @@ pub(crate) fn refuse(table: &DeltaTable, name: &TableName) -> Result<(), LakeErr
         }
         _ => return Ok(()),
     }
-    match refusal(&facts(table, &label)?) {
-        None => Ok(()),
-        Some(r) => Err(LakeError::Unsupported {
+    if let Some(r) = refusal(&facts(table, &label)?) {
+        return Err(LakeError::Unsupported {
             table: label,
             feature: r.feature,
             does: r.does,
             remedy: r.remedy,
-        }),
+        });
     }
+    if let TableName::Target(d) = name {
+        // A rule a load could not check refuses it too (table::rules).
+        crate::table::rules::read(table, d)?;
+    }
+    Ok(())
 }
 
 /// The [`Facts`] of a loaded table.

@@ -7,7 +7,7 @@
 //! writers check it refuses the table before anything is written.
 
 use crate::table::error::LakeError;
-use deltalake::arrow::array::{AsArray, BooleanArray, RecordBatch};
+use deltalake::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
 use deltalake::datafusion::common::DFSchema;
 use deltalake::datafusion::logical_expr::ExprSchemable;
 use deltalake::datafusion::physical_expr::PhysicalExpr;
@@ -25,16 +25,34 @@ pub(crate) struct TableRules {
 }
 
 impl deltaload_ingest::rules::Check for TableRules {
+    /// A rule whose evaluation fails on a batch (a cast that does not hold,
+    /// a division by zero) is evaluated a row at a time, and a row it fails
+    /// on breaks it, as a null result would: the record is rejected, never
+    /// the whole file.
     fn holds(&self, batch: &RecordBatch) -> Result<Vec<BooleanArray>, String> {
-        let rows = batch.num_rows();
-        let holds = |e: &Arc<dyn PhysicalExpr>| -> Result<BooleanArray, String> {
-            let value = e.evaluate(batch).map_err(|e| e.to_string())?;
-            let array = value.into_array(rows).map_err(|e| e.to_string())?;
-            let mask = array.as_boolean_opt().ok_or("a rule that is not boolean")?;
-            Ok(mask.clone())
+        let holds = |e: &Arc<dyn PhysicalExpr>| match mask(e, batch) {
+            Ok(mask) => Ok(mask),
+            Err(_) => (0..batch.num_rows())
+                .map(|row| match mask(e, &batch.slice(row, 1)) {
+                    Ok(one) if one.is_valid(0) => Ok(Some(one.value(0))),
+                    Ok(_) => Ok(None),
+                    Err(e) if e.contains("not boolean") => Err(e),
+                    Err(_) => Ok(Some(false)),
+                })
+                .collect::<Result<BooleanArray, String>>(),
         };
         self.exprs.iter().map(holds).collect()
     }
+}
+
+/// Where `e` holds over `batch`'s rows.
+fn mask(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<BooleanArray, String> {
+    let value = e.evaluate(batch).map_err(|e| e.to_string())?;
+    let array = value
+        .into_array(batch.num_rows())
+        .map_err(|e| e.to_string())?;
+    let mask = array.as_boolean_opt().ok_or("a rule that is not boolean")?;
+    Ok(mask.clone())
 }
 
 /// The rules of `table` (loaded, not yet written), dataset `d`'s table:
@@ -60,16 +78,12 @@ pub(crate) fn read(
         Ok(rules) => rules,
         Err(e) => return Err(refused(&label, RuleKind::Invariant, "its invariants", &e)),
     };
-    if let Some(why) = partial_updates(d) {
-        let rule = &rules[0];
-        let does = format!("cannot check {} on an update that {why}: the row written mixes the change with the table's values", rule.label());
+    if let Some((does, remedy)) = uncheckable(d, &rules[0]) {
         return Err(LakeError::Unsupported {
             table: label,
-            feature: feature(rule.kind).to_string(),
+            feature: feature(rules[0].kind).to_string(),
             does,
-            remedy:
-                "load this table with a dataset whose updates set every column, or drop the rule"
-                    .to_string(),
+            remedy: remedy.to_string(),
         });
     }
     let exprs = compile(d, &rules).map_err(|(rule, e)| {
@@ -113,6 +127,24 @@ fn of<'a>(
     Ok(rules)
 }
 
+/// Why no rule (`rule` the first) of dataset `d`'s table can be checked
+/// as Delta's writers check it, and what to do; `None` when they can.
+fn uncheckable(d: &Dataset, rule: &Rule) -> Option<(String, &'static str)> {
+    if d.snapshot.is_some() {
+        let does = format!("cannot check {} on a snapshot dataset (mode = \"snapshot\"): its table is written by deltaload's keyed upsert, which leaves a table with rules to delta-rs's MERGE", rule.label());
+        return Some((
+            does,
+            "load this table with a dataset of changes, or drop the rule",
+        ));
+    }
+    let why = partial_updates(d)?;
+    let does = format!("cannot check {} on an update that {why}: the row written mixes the change with the table's values", rule.label());
+    Some((
+        does,
+        "load this table with a dataset whose updates set every column, or drop the rule",
+    ))
+}
+
 /// Why an update of dataset `d` writes a row that is not its change alone.
 fn partial_updates(d: &Dataset) -> Option<&'static str> {
     if !d.keep_on_null.is_empty() {
@@ -122,7 +154,7 @@ fn partial_updates(d: &Dataset) -> Option<&'static str> {
     let kept = |i: &usize| !d.update.contains(i) && !d.keys.contains(i);
     (0..d.columns.len())
         .any(|i| kept(&i))
-        .then_some("sets only some columns (update)")
+        .then_some("sets only some columns (update_columns)")
 }
 
 /// Each rule compiled against the dataset's changes, or the first that
@@ -204,6 +236,23 @@ mod tests {
     }
 
     #[test]
+    fn a_row_a_rule_fails_on_breaks_it_and_the_others_are_checked() {
+        let d = Dataset::orders();
+        let text = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n\
+                    1,7,new,5.00,EUR,,2026-10-01T00:00:00Z\n\
+                    2,x,new,5.00,EUR,,2026-10-01T00:00:00Z\n\
+                    3,0,new,5.00,EUR,,2026-10-01T00:00:00Z\n";
+        let read = deltaload_ingest::read_changes(&d, text.as_bytes()).expect("reads");
+        let rule = rules(&[("ratio", "10 / CAST(customer_id AS INT) >= 1")]);
+        let exprs = compile(&d, &rule).expect("compiles");
+        let holds = TableRules { exprs }
+            .holds(&read.batches[0])
+            .expect("evaluates");
+        let mask: Vec<Option<bool>> = holds[0].iter().collect();
+        assert_eq!(mask, [Some(true), Some(false), Some(false)]);
+    }
+
+    #[test]
     fn a_rule_on_an_undeclared_column_or_not_boolean_does_not_compile() {
         let d = Dataset::orders();
         let two = rules(&[("a", "amount > 0"), ("b", "weight > 0")]);
@@ -215,6 +264,35 @@ mod tests {
     }
 
     #[test]
+    fn rules_of_snapshot_datasets_and_of_partial_updates_cannot_be_checked() {
+        let rule = &rules(&[("positive", "amount > 0")])[0];
+        assert_eq!(uncheckable(&Dataset::orders(), rule), None);
+        let spec = |extra: &str| {
+            let text = format!(
+                "[[dataset]]\nname = \"s\"\nkeys = [\"id\"]\n{extra}\n\
+                 [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+                 [[dataset.columns]]\nname = \"amount\"\ntype = \"bigint\"\n\
+                 [[dataset.columns]]\nname = \"v\"\ntype = \"bigint\"\n"
+            );
+            deltaload_core::Spec::parse(&text, "s.toml")
+                .unwrap()
+                .datasets[0]
+                .clone()
+        };
+        let snapshot = spec("mode = \"snapshot\"\nsnapshot_key_date = \"%Y%m%d\"");
+        let (does, _) = uncheckable(&snapshot, rule).expect("refused");
+        assert!(
+            does.contains("CHECK constraint positive on a snapshot dataset"),
+            "{does}"
+        );
+        let partial = spec("sequence_by = [\"v\"]\nupdate_columns = [\"v\"]");
+        let (does, _) = uncheckable(&partial, rule).expect("refused");
+        assert!(does.contains("sets only some columns"), "{does}");
+        let all = spec("sequence_by = [\"v\"]");
+        assert_eq!(uncheckable(&all, rule), None, "keys are matched, not set");
+    }
+
+    #[test]
     fn constraints_by_name_then_invariants() {
         let props = [
             ("delta.constraints.zeta".to_string(), "a > 0".to_string()),
@@ -223,6 +301,7 @@ mod tests {
         ];
         let invariants = Ok(vec![deltalake::kernel::Invariant::new("c", "c < 3")]);
         let got = of(props.iter().map(|(k, v)| (k, v)), invariants).expect("reads");
+        assert_eq!(got[0].kind, RuleKind::Constraint);
         let names: Vec<String> = got.iter().map(Rule::broken).collect();
         assert_eq!(
             names,

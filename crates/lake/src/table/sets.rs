@@ -96,11 +96,6 @@ impl DatasetTables {
         let (loaded_target, loaded_rejected) = (loaded_target?, loaded_rejected?);
         refuse(&loaded_target, &target)?;
         refuse(&loaded_rejected, &rejected)?;
-        let (d, rules) = match crate::table::rules::read(&loaded_target, d)? {
-            Some((with_rules, rules)) => (with_rules, Some(Arc::new(rules))),
-            None => (d.clone(), None),
-        };
-        let d = &d;
         let (target, rejected, tombstones) = futures::join!(
             settle(root, &target, loaded_target),
             settle(root, &rejected, loaded_rejected),
@@ -112,6 +107,13 @@ impl DatasetTables {
             },
         );
         let (target, rejected, tombstones) = (target?, rejected?, tombstones?);
+        // The rules of the table as settled (another writer may have made
+        // or changed it meanwhile).
+        let (d, rules) = match crate::table::rules::read(&target, d)? {
+            Some((with_rules, rules)) => (with_rules, Some(Arc::new(rules))),
+            None => (d.clone(), None),
+        };
+        let d = &d;
         crate::table::properties::check_marks(&target, d)?;
         let history = match d.history {
             Some(_) => Some(HistoryTables::open(root, d).await?),
