@@ -44,6 +44,7 @@ mod load_cli;
 mod long_loads;
 mod lost_state;
 mod maintenance;
+mod maintenance_event;
 mod maintenance_mor;
 mod maintenance_races;
 mod memory_budget;

@@ -17,6 +17,8 @@
 //!   compared with the lake, and announced again on the queue.
 //! - [`redrive`]: dead-letter messages sent back, or saved ones replayed.
 //! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
+//! - [`maintenance`]: an invocation's event (an SQS batch, or the scheduled
+//!   maintenance event) and the lake's maintenance it runs.
 
 #![warn(missing_docs)]
 // The load's futures nest deeply: the default limit is not enough to type them.
@@ -31,6 +33,7 @@ pub mod handler;
 pub mod landing_sweep;
 pub mod listing;
 pub mod logging;
+pub mod maintenance;
 pub mod metrics;
 mod opening;
 pub mod redrive;

@@ -10,12 +10,12 @@
 //! AWS variables. The lake is opened in the background while the runtime
 //! fetches the first event. Each invocation takes an SQS batch of S3 events, returns the
 //! messages to retry as partial batch failures, and prints its figures as one
-//! CloudWatch EMF line on stdout.
+//! CloudWatch EMF line on stdout; or takes the template's scheduled maintenance
+//! event (`{"deltaload": "maintain"}`) and maintains the lake's tables.
 
 // The Delta futures are deep; the default limit is too low for their layout.
 #![recursion_limit = "256"]
 
-use aws_lambda_events::event::sqs::SqsEvent;
 use deltaload_aws::deadline::Deadline;
 use deltaload_aws::{Handler, Settings};
 use lambda_runtime::{service_fn, LambdaEvent};
@@ -38,10 +38,17 @@ pub async fn run() -> Result<(), lambda_runtime::Error> {
     // The tables' logs are read while the runtime fetches the first event.
     let handler = Handler::opening_in_background(&settings, &spec, &aws)?;
     let handler = &handler;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        let deadline = usable_deadline(event.context.deadline);
-        Ok::<_, lambda_runtime::Error>(handler.respond_until(event.payload, deadline).await)
-    }))
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<deltaload_aws::maintenance::Event>| async move {
+            let deadline = usable_deadline(event.context.deadline);
+            // An SQS batch answers with the messages to retry; the scheduled
+            // maintenance event with what it did, or fails the invocation.
+            handler
+                .invoke(event.payload, deadline)
+                .await
+                .map_err(lambda_runtime::Error::from)
+        },
+    ))
     .await
 }
 

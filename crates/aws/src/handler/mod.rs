@@ -295,6 +295,18 @@ impl Handler {
         }
     }
 
+    /// The lake, once open, held by this caller alone.
+    pub(crate) async fn lake_mut(
+        &self,
+    ) -> Result<tokio::sync::MappedMutexGuard<'_, Lake>, AwsError> {
+        self.lake.get().await
+    }
+
+    /// The namespace of the EMF lines, when metrics are on.
+    pub(crate) fn metrics_namespace(&self) -> Option<&str> {
+        self.metrics.as_deref()
+    }
+
     async fn load(
         &self,
         dataset: &str,
