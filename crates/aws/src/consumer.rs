@@ -45,7 +45,9 @@ pub async fn serve(
     let visibility = visibility_timeout(sqs, &opts.queue_url).await?;
     let mut total = BatchReport::default();
     while !stop.load(Ordering::SeqCst) {
+        let received = std::time::Instant::now();
         let messages = gather(sqs, opts).await?;
+        let receive_ms = received.elapsed().as_millis() as u64;
         if messages.is_empty() {
             if opts.once {
                 break;
@@ -85,7 +87,14 @@ pub async fn serve(
             .iter()
             .filter(|m| !failures.contains(m.message_id.as_deref().unwrap_or_default()))
             .collect();
+        let deleting = std::time::Instant::now();
         delete(sqs, &opts.queue_url, &done).await?;
+        tracing::debug!(
+            receive_ms,
+            delete_ms = deleting.elapsed().as_millis() as u64,
+            messages = messages.len(),
+            "batch received and deleted"
+        );
         total.absorb(report);
     }
     Ok(total)

@@ -169,7 +169,13 @@ impl Handler {
             )
         });
         let near = || deadline.is_some_and(|d| Instant::now() + margin >= d);
+        let started = Instant::now();
         let groups = self.reading().read_all(messages, &near, &mut report).await;
+        tracing::debug!(
+            fetch_ms = started.elapsed().as_millis() as u64,
+            messages = messages.len(),
+            "batch read"
+        );
         for ((force, ds), group) in groups {
             if near() {
                 for (message, _) in &group.ready {

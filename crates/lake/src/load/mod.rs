@@ -57,12 +57,14 @@ pub(crate) async fn load_into(
         writer,
         shared,
         opts,
+        steps: Steps::default(),
     };
     let outcomes = deltaload_flow::load(&mut port, &dataset, files, opts.force)
         .instrument(span.clone())
         .await
         .map_err(LakeError::from);
     let _entered = span.enter();
+    port.steps.log();
     match &outcomes {
         Ok(outcomes) => {
             for (location, outcome) in locations.iter().zip(outcomes) {
@@ -79,6 +81,48 @@ struct DatasetPort<'a> {
     writer: Writer<'a>,
     shared: Shared<'a>,
     opts: LoadOptions,
+    /// Where this load's time went.
+    steps: Steps,
+}
+
+/// The milliseconds a load spent in each step, logged at DEBUG when it ends
+/// (`load steps`): what shows which step grows as the lake does.
+#[derive(Default)]
+struct Steps {
+    /// Reading and parsing the files.
+    read: u128,
+    /// The ledger's look-up of the batch's files.
+    recorded: u128,
+    /// The ledger's rows written.
+    record: u128,
+    /// Tables read again after a lost race or before a round.
+    refresh: u128,
+    /// The rejects replaced.
+    rejects: u128,
+    /// The upsert into the dataset's table.
+    upsert: u128,
+    /// The reconciliation's rows written.
+    figures: u128,
+}
+
+impl Steps {
+    fn log(&self) {
+        tracing::debug!(
+            read_ms = self.read,
+            ledger_lookup_ms = self.recorded,
+            ledger_write_ms = self.record,
+            refresh_ms = self.refresh,
+            rejects_ms = self.rejects,
+            upsert_ms = self.upsert,
+            reconciliation_ms = self.figures,
+            "load steps"
+        );
+    }
+}
+
+/// Adds the time since `started` to `step`.
+fn spent(step: &mut u128, started: std::time::Instant) {
+    *step += started.elapsed().as_millis();
 }
 
 impl deltaload_flow::Port for DatasetPort<'_> {
@@ -121,27 +165,28 @@ impl deltaload_flow::Source for DatasetPort<'_> {
     ) -> Result<deltaload_flow::Intake<Parsed>, LakeError> {
         let dataset = self.writer.set.dataset.clone();
         let key = id.key.clone();
-        Ok(deltaload_flow::Intake::Read(
-            match self.writer.intake(file, id.size)? {
-                Intake::Whole(file) => Parsed {
-                    key,
-                    changes: file.newest,
-                    rejects: file.rejects,
-                    loaded: file.loaded,
-                    spilled: None,
-                    all: file.all,
-                },
-                Intake::Spilled(spilled, rejects) => Parsed {
-                    key,
-                    changes: RecordBatch::new_empty(deltaload_ingest::changes_schema(&dataset)),
-                    rejects,
-                    loaded: spilled.loaded,
-                    spilled: Some(spilled),
-                    all: None,
-                },
-                Intake::Refused(mismatch) => return Ok(deltaload_flow::Intake::Refused(mismatch)),
+        let started = std::time::Instant::now();
+        let intake = self.writer.intake(file, id.size);
+        spent(&mut self.steps.read, started);
+        Ok(deltaload_flow::Intake::Read(match intake? {
+            Intake::Whole(file) => Parsed {
+                key,
+                changes: file.newest,
+                rejects: file.rejects,
+                loaded: file.loaded,
+                spilled: None,
+                all: file.all,
             },
-        ))
+            Intake::Spilled(spilled, rejects) => Parsed {
+                key,
+                changes: RecordBatch::new_empty(deltaload_ingest::changes_schema(&dataset)),
+                rejects,
+                loaded: spilled.loaded,
+                spilled: Some(spilled),
+                all: None,
+            },
+            Intake::Refused(mismatch) => return Ok(deltaload_flow::Intake::Refused(mismatch)),
+        }))
     }
 }
 
@@ -151,16 +196,24 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
         keys: &[FileKey],
     ) -> Result<HashMap<FileKey, Recorded>, LakeError> {
         let ctx = self.writer.ctx;
-        ledger::recorded(self.shared.ledger, ctx, keys).await
+        let started = std::time::Instant::now();
+        let recorded = ledger::recorded(self.shared.ledger, ctx, keys).await;
+        spent(&mut self.steps.recorded, started);
+        recorded
     }
 
     async fn record(&mut self, rows: &[LedgerRow]) -> Result<(), LakeError> {
-        ledger::record(self.shared.ledger, rows).await
+        let started = std::time::Instant::now();
+        let recorded = ledger::record(self.shared.ledger, rows).await;
+        spent(&mut self.steps.record, started);
+        recorded
     }
 
     async fn refresh(&mut self) -> Result<Option<u64>, LakeError> {
+        let started = std::time::Instant::now();
         self.writer.refresh_writes().await?;
         refresh(self.shared.reconciliation, &TableName::Reconciliation).await?;
+        spent(&mut self.steps.refresh, started);
         Ok(self.writer.set.target.version())
     }
 
@@ -177,7 +230,10 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
                 rejects: &p.rejects,
             })
             .collect();
-        self.writer.replace_rejects(&rejects, loaded_at).await
+        let started = std::time::Instant::now();
+        let replaced = self.writer.replace_rejects(&rejects, loaded_at).await;
+        spent(&mut self.steps.rejects, started);
+        replaced
     }
 
     async fn upsert(
@@ -188,6 +244,7 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
     ) -> Result<(Vec<Merged>, Option<u64>), LakeError> {
         let mut opts = self.opts;
         opts.force = forced;
+        let started = std::time::Instant::now();
         let (merged, made) = (self.writer)
             .merge_round(files, resume, loaded_at, opts)
             .await?;
@@ -195,6 +252,7 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             let changes: Vec<&RecordBatch> = files.iter().map(|p| &p.changes).collect();
             self.writer.check_unique_keys(&changes).await?;
         }
+        spent(&mut self.steps.upsert, started);
         Ok((merged, made.commit.or(self.writer.set.target.version())))
     }
 
@@ -215,7 +273,11 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             })
             .collect();
         let reconciliation = &mut *self.shared.reconciliation;
-        replace_reconciliation(reconciliation, &rows, orders_version, loaded_at).await
+        let started = std::time::Instant::now();
+        let replaced =
+            replace_reconciliation(reconciliation, &rows, orders_version, loaded_at).await;
+        spent(&mut self.steps.figures, started);
+        replaced
     }
 
     /// In test builds with the `faults` feature, aborts the process when a
