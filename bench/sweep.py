@@ -11,10 +11,18 @@ files under three prefixes, then runs, each as one process measured with os.wait
   4. backfill again      (all N already loaded, enqueues nothing)
 
   localstack/.venv/bin/python bench/sweep.py --bin target/release/deltaload [--objects 10000]
+
+With --steps, serve runs with its step timings logged at DEBUG, and for each
+--chunk files served (10,000 by default) a line shows files/s, the process's
+peak and current memory, and the mean milliseconds per batch of each step: the
+objects' fetch, the ledger's look-up and write, the read, the rejects, the
+upsert, the reconciliation, the tables' refresh, and the queue's receive and
+delete. A step whose time grows from chunk to chunk is what grows with the lake.
 """
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import time
@@ -38,11 +46,60 @@ def measured(args):
     return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
 
 
+STEPS = ["fetch_ms", "ledger_lookup_ms", "read_ms", "rejects_ms", "upsert_ms",
+         "reconciliation_ms", "ledger_write_ms", "refresh_ms", "receive_ms", "delete_ms"]
+FIELD = re.compile(r"\b(\w+_ms)=(\d+)")
+
+
+def memory_mib(pid):
+    """The process's peak and current resident memory, MiB."""
+    got = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmHWM", "VmRSS"):
+                got[key] = int(value.split()[0]) / 1024
+    return got.get("VmHWM", 0), got.get("VmRSS", 0)
+
+
+def stepped(args, chunk):
+    """Runs serve with its steps logged; prints a line per `chunk` files served.
+    Returns (seconds, peak MiB, exit code, stdout)."""
+    env = dict(ENV, DELTALOAD_LOG="warn,deltaload_lake::load=debug,"
+               "deltaload_aws::consumer=debug,deltaload_aws::handler=debug")
+    start = time.monotonic()
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    print(f"{'served':>8} {'files/s':>8} {'peak':>6} {'rss':>6}  ms per batch: "
+          + " ".join(s.removesuffix("_ms") for s in STEPS), flush=True)
+    served, batches, sums, since, mark = 0, 0, dict.fromkeys(STEPS, 0), start, chunk
+    for line in proc.stderr:
+        for name, value in FIELD.findall(line):
+            if name in sums:
+                sums[name] += int(value)
+        if "batch received and deleted" in line:
+            batches += 1
+            served += int(re.search(r"messages=(\d+)", line).group(1))
+            if served >= mark:
+                now = time.monotonic()
+                peak, rss = memory_mib(proc.pid)
+                means = " ".join(f"{sums[s] / batches:.0f}" for s in STEPS)
+                print(f"{served:>8} {(served - (mark - chunk)) / (now - since):8.1f} "
+                      f"{peak:6.0f} {rss:6.0f}  {means}", flush=True)
+                batches, sums, since, mark = 0, dict.fromkeys(STEPS, 0), now, mark + chunk
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin", required=True, help="the deltaload binary")
     parser.add_argument("--objects", type=int, default=10000)
     parser.add_argument("--batch-size", default="100", help="serve's --batch-size (its default: 100)")
+    parser.add_argument("--steps", action="store_true",
+                        help="print files/s, memory and each step's time per --chunk files served")
+    parser.add_argument("--chunk", type=int, default=10000)
     opts = parser.parse_args()
 
     run = uuid.uuid4().hex[:8]
@@ -76,7 +133,10 @@ def main():
     ]
     print(f"{'step':<16} {'wall s':>8} {'peak MiB':>9}  exit  output")
     for name, args in steps:
-        seconds, mib, code, out = measured(args)
+        if opts.steps and name == "serve --once":
+            seconds, mib, code, out = stepped(args, opts.chunk)
+        else:
+            seconds, mib, code, out = measured(args)
         last = out.strip().splitlines()[-1] if out.strip() else ""
         print(f"{name:<16} {seconds:8.1f} {mib:9.0f}  {code:>4}  {last}", flush=True)
         if name == "serve --once":
