@@ -41,6 +41,7 @@ mod lake_opening;
 mod lambda_emulator;
 mod large_objects;
 mod load_cli;
+mod log_cleanup;
 mod long_loads;
 mod lost_state;
 mod maintenance;

@@ -45,7 +45,7 @@ pub(super) fn next_of(app: &str, table: &deltalake::DeltaTable) -> Transaction {
 
 /// Commit properties naming `app` at the version after the table's.
 fn writer(app: &str, table: &deltalake::DeltaTable) -> CommitProperties {
-    CommitProperties::default().with_application_transaction(next_of(app, table))
+    crate::table::commit_properties().with_application_transaction(next_of(app, table))
 }
 
 /// A file's changes as the history takes them.

@@ -255,6 +255,15 @@ pub(crate) fn file_version(location: &str, content_id: &str) -> Expr {
         .and(column("content_id").eq(lit(content_id)))
 }
 
+/// The properties of a load's commits. Expired log entries are not cleaned
+/// at each commit: delta-rs lists the whole `_delta_log` to do it, a cost
+/// that grows with the log (measured: bench/sweep.py --steps, docs/scaling.md),
+/// so `maintain` cleans them (the deployment schedules it).
+pub(crate) fn commit_properties() -> deltalake::kernel::transaction::CommitProperties {
+    deltalake::kernel::transaction::CommitProperties::default()
+        .with_cleanup_expired_logs(Some(false))
+}
+
 /// Replaces the rows matching `predicate` with `batches`, in one commit.
 pub(crate) async fn replace_where(
     table: &DeltaTable,
@@ -268,6 +277,7 @@ pub(crate) async fn replace_where(
         .write(batches)
         .with_save_mode(SaveMode::Overwrite)
         .with_replace_where(predicate)
+        .with_commit_properties(commit_properties())
         .await
         .map_err(LakeError::delta(name.as_str(), &url))
 }

@@ -10,7 +10,6 @@ use crate::table::predicates::{
 use crate::write::{Made, Writer};
 use deltalake::datafusion::common::Column;
 use deltalake::datafusion::prelude::Expr;
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::operations::merge::{MergeBuilder, MergeMetrics};
 use deltalake::DeltaTableError;
 use deltaload_core::{Dataset, MergeCounts};
@@ -136,7 +135,7 @@ impl Writer<'_> {
         let before = set.target.version();
         let names_files = !files.is_empty();
         let files: Vec<Json> = files.iter().copied().map(MergedFile::to_json).collect();
-        let props = CommitProperties::default()
+        let props = crate::table::commit_properties()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         let builder = set
             .target

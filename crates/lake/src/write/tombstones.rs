@@ -11,7 +11,6 @@ use crate::write::Writer;
 use deltalake::arrow::array::ArrayRef;
 use deltalake::datafusion::common::Column;
 use deltalake::datafusion::prelude::lit;
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::operations::merge::MergeBuilder;
 use deltalake::DeltaTableError;
 use deltaload_core::{Dataset, Row, Tombstone, Value};
@@ -79,7 +78,7 @@ impl Writer<'_> {
             .map_err(LakeError::query(&label))?;
         let files: Vec<serde_json::Value> =
             files.iter().copied().map(MergedFile::to_json).collect();
-        let props = CommitProperties::default()
+        let props = crate::table::commit_properties()
             .with_metadata([(COMMIT_KEY.to_string(), json!({ "files": files }))]);
         let builder = (table.clone())
             .merge(source, join_predicate(&dataset, &[]))

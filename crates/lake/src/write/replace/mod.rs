@@ -19,7 +19,6 @@ use deltalake::arrow::compute::{cast, concat_batches, filter_record_batch};
 use deltalake::arrow::datatypes::{DataType, Schema, SchemaRef};
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::datafusion::prelude::{Expr, SessionContext};
-use deltalake::kernel::transaction::CommitProperties;
 use deltalake::kernel::Action;
 use deltalake::protocol::{DeltaOperation, SaveMode};
 use deltalake::DeltaTable;
@@ -245,7 +244,7 @@ async fn commit(
         partition_by: None,
         predicate: Some(crate::table::predicates::sql_of(predicate)?),
     };
-    let properties = CommitProperties::default();
+    let properties = crate::table::commit_properties();
     crate::write::upsert::commit_actions(table, actions, operation, properties, label).await
 }
 
@@ -365,7 +364,10 @@ async fn delta_rs(
     let table = match rows.iter().all(|r| r.num_rows() == 0) {
         true => {
             let url = table.table_url().clone();
-            let deleted = table.clone().delete().with_predicate(predicate).await;
+            let deleted = (table.clone().delete())
+                .with_predicate(predicate)
+                .with_commit_properties(crate::table::commit_properties())
+                .await;
             deleted.map_err(LakeError::delta(name.as_str(), &url))?.0
         }
         false => crate::table::replace_where(table, name, rows, predicate).await?,

@@ -126,7 +126,7 @@ pub(crate) async fn commit(
         not_matched_predicates: Vec::new(),
         not_matched_by_source_predicates: Vec::new(),
     };
-    let mut properties = CommitProperties::default().with_metadata([(
+    let mut properties = crate::table::commit_properties().with_metadata([(
         crate::write::merge::COMMIT_KEY.to_string(),
         replacement.metadata,
     )]);
