@@ -18,6 +18,8 @@ peak and current memory, and the mean milliseconds per batch of each step: the
 objects' fetch, the ledger's look-up and write, the read, the rejects, the
 upsert, the reconciliation, the tables' refresh, and the queue's receive and
 delete. A step whose time grows from chunk to chunk is what grows with the lake.
+With --maintain, `deltaload maintain` runs beside serve after each chunk, as the
+deployment's schedule would.
 """
 import argparse
 import concurrent.futures
@@ -62,8 +64,9 @@ def memory_mib(pid):
     return got.get("VmHWM", 0), got.get("VmRSS", 0)
 
 
-def stepped(args, chunk):
-    """Runs serve with its steps logged; prints a line per `chunk` files served.
+def stepped(args, chunk, maintain=None):
+    """Runs serve with its steps logged; prints a line per `chunk` files served,
+    and, given `maintain` (a command), runs it beside serve at each line.
     Returns (seconds, peak MiB, exit code, stdout)."""
     env = dict(ENV, DELTALOAD_LOG="warn,deltaload_lake::load=debug,"
                "deltaload_aws::consumer=debug,deltaload_aws::handler=debug")
@@ -87,6 +90,9 @@ def stepped(args, chunk):
                 print(f"{served:>8} {(served - (mark - chunk)) / (now - since):8.1f} "
                       f"{peak:6.0f} {rss:6.0f}  {means}", flush=True)
                 batches, sums, since, mark = 0, dict.fromkeys(STEPS, 0), now, mark + chunk
+                if maintain:
+                    subprocess.Popen(maintain, env=ENV, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     return time.monotonic() - start, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out
@@ -100,6 +106,8 @@ def main():
     parser.add_argument("--steps", action="store_true",
                         help="print files/s, memory and each step's time per --chunk files served")
     parser.add_argument("--chunk", type=int, default=10000)
+    parser.add_argument("--maintain", action="store_true",
+                        help="with --steps, run `maintain` beside serve after each chunk")
     opts = parser.parse_args()
 
     run = uuid.uuid4().hex[:8]
@@ -134,7 +142,8 @@ def main():
     print(f"{'step':<16} {'wall s':>8} {'peak MiB':>9}  exit  output")
     for name, args in steps:
         if opts.steps and name == "serve --once":
-            seconds, mib, code, out = stepped(args, opts.chunk)
+            maintain = [opts.bin, "maintain", "--lake", lake] if opts.maintain else None
+            seconds, mib, code, out = stepped(args, opts.chunk, maintain)
         else:
             seconds, mib, code, out = measured(args)
         last = out.strip().splitlines()[-1] if out.strip() else ""
