@@ -75,7 +75,7 @@ impl Handler {
             .maintain(MaintainOptions::default())
             .await?;
         for m in &done {
-            let skipped = m.compaction_skipped || m.expiry_skipped;
+            let skipped = skipped(m);
             tracing::info!(
                 table = %m.table,
                 files_before = m.files_before,
@@ -101,6 +101,12 @@ impl Handler {
     }
 }
 
+/// Whether loads won every attempt of a step of `m`'s maintenance (left
+/// for the next run).
+fn skipped(m: &Maintained) -> bool {
+    m.compaction_skipped || m.expiry_skipped
+}
+
 /// What maintenance did, as the invocation's response.
 fn summary(done: &[Maintained]) -> Value {
     let tables: Vec<Value> = done
@@ -112,7 +118,7 @@ fn summary(done: &[Maintained]) -> Value {
                 "files_after": m.files_after,
                 "checkpoint": m.checkpoint,
                 "vacuumed": m.vacuumed,
-                "skipped": m.compaction_skipped || m.expiry_skipped,
+                "skipped": skipped(m),
             })
         })
         .collect();
@@ -122,32 +128,16 @@ fn summary(done: &[Maintained]) -> Value {
 /// The EMF line of a maintenance run: tables maintained, tables skipped in
 /// part, data files compacted and vacuumed.
 fn emf(namespace: &str, done: &[Maintained], timestamp_ms: i64) -> String {
-    let skipped = done
-        .iter()
-        .filter(|m| m.compaction_skipped || m.expiry_skipped)
-        .count();
+    let skipped = done.iter().filter(|m| skipped(m)).count();
     let compacted: u64 = done.iter().map(|m| m.files_removed).sum();
     let vacuumed: usize = done.iter().map(|m| m.vacuumed).sum();
-    json!({
-        "_aws": {
-            "Timestamp": timestamp_ms,
-            "CloudWatchMetrics": [{
-                "Namespace": namespace,
-                "Dimensions": [[]],
-                "Metrics": [
-                    {"Name": "TablesMaintained", "Unit": "Count"},
-                    {"Name": "TablesSkipped", "Unit": "Count"},
-                    {"Name": "FilesCompacted", "Unit": "Count"},
-                    {"Name": "FilesVacuumed", "Unit": "Count"},
-                ],
-            }],
-        },
-        "TablesMaintained": done.len(),
-        "TablesSkipped": skipped,
-        "FilesCompacted": compacted,
-        "FilesVacuumed": vacuumed,
-    })
-    .to_string()
+    let figures = [
+        ("TablesMaintained", "Count", done.len() as u64),
+        ("TablesSkipped", "Count", skipped as u64),
+        ("FilesCompacted", "Count", compacted),
+        ("FilesVacuumed", "Count", vacuumed as u64),
+    ];
+    crate::metrics::document(namespace, None, &figures, timestamp_ms)
 }
 
 #[cfg(test)]

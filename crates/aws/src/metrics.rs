@@ -15,11 +15,26 @@ pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Ve
 
 /// The EMF document of a dataset's figures in a batch, as one line of JSON.
 pub fn emf(namespace: &str, table: &str, report: &DatasetFigures, timestamp_ms: i64) -> String {
-    let figures = report.metrics();
+    document(namespace, Some(table), &report.metrics(), timestamp_ms)
+}
+
+/// The EMF document of `figures` (name, unit, value), as one line of JSON:
+/// per `table` and summed over all (what the alarms watch), or over all
+/// alone without one.
+pub fn document(
+    namespace: &str,
+    table: Option<&str>,
+    figures: &[(&'static str, &'static str, u64)],
+    timestamp_ms: i64,
+) -> String {
     let definitions: Vec<Value> = figures
         .iter()
         .map(|(name, unit, _)| json!({"Name": name, "Unit": unit}))
         .collect();
+    let dimensions = match table {
+        Some(_) => json!([["table"], []]),
+        None => json!([[]]),
+    };
     let mut doc = Map::new();
     doc.insert(
         "_aws".into(),
@@ -27,14 +42,15 @@ pub fn emf(namespace: &str, table: &str, report: &DatasetFigures, timestamp_ms: 
             "Timestamp": timestamp_ms,
             "CloudWatchMetrics": [{
                 "Namespace": namespace,
-                // Per dataset, and summed over all (what the alarms watch).
-                "Dimensions": [["table"], []],
+                "Dimensions": dimensions,
                 "Metrics": definitions,
             }],
         }),
     );
-    doc.insert("table".into(), json!(table));
-    for (name, _, value) in figures {
+    if let Some(table) = table {
+        doc.insert("table".into(), json!(table));
+    }
+    for &(name, _, value) in figures {
         doc.insert(name.into(), json!(value));
     }
     Value::Object(doc).to_string()

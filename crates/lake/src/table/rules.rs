@@ -7,8 +7,9 @@
 //! writers check it refuses the table before anything is written.
 
 use crate::table::error::LakeError;
-use deltalake::arrow::array::{Array, AsArray, BooleanArray, RecordBatch};
+use deltalake::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use deltalake::datafusion::common::DFSchema;
+use deltalake::datafusion::common::Result as DfResult;
 use deltalake::datafusion::logical_expr::ExprSchemable;
 use deltalake::datafusion::physical_expr::PhysicalExpr;
 use deltalake::datafusion::prelude::SessionContext;
@@ -30,13 +31,11 @@ impl deltaload_ingest::rules::Check for TableRules {
     /// on breaks it, as a null result would: the record is rejected, never
     /// the whole file.
     fn holds(&self, batch: &RecordBatch) -> Result<Vec<BooleanArray>, String> {
-        let holds = |e: &Arc<dyn PhysicalExpr>| match mask(e, batch) {
-            Ok(mask) => Ok(mask),
+        let holds = |e: &Arc<dyn PhysicalExpr>| match evaluate(e, batch) {
+            Ok(array) => boolean(&array),
             Err(_) => (0..batch.num_rows())
-                .map(|row| match mask(e, &batch.slice(row, 1)) {
-                    Ok(one) if one.is_valid(0) => Ok(Some(one.value(0))),
-                    Ok(_) => Ok(None),
-                    Err(e) if e.contains("not boolean") => Err(e),
+                .map(|row| match evaluate(e, &batch.slice(row, 1)) {
+                    Ok(one) => boolean(&one).map(|m| m.is_valid(0).then(|| m.value(0))),
                     Err(_) => Ok(Some(false)),
                 })
                 .collect::<Result<BooleanArray, String>>(),
@@ -45,14 +44,14 @@ impl deltaload_ingest::rules::Check for TableRules {
     }
 }
 
-/// Where `e` holds over `batch`'s rows.
-fn mask(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<BooleanArray, String> {
-    let value = e.evaluate(batch).map_err(|e| e.to_string())?;
-    let array = value
-        .into_array(batch.num_rows())
-        .map_err(|e| e.to_string())?;
-    let mask = array.as_boolean_opt().ok_or("a rule that is not boolean")?;
-    Ok(mask.clone())
+/// `e` evaluated over `batch`'s rows.
+fn evaluate(e: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> DfResult<ArrayRef> {
+    e.evaluate(batch)?.into_array(batch.num_rows())
+}
+
+/// A rule's values as booleans (compiling refuses a rule of another type).
+fn boolean(array: &ArrayRef) -> Result<BooleanArray, String> {
+    (array.as_boolean_opt().cloned()).ok_or_else(|| "a rule that is not boolean".to_string())
 }
 
 /// The rules of `table` (loaded, not yet written), dataset `d`'s table:
@@ -145,16 +144,14 @@ fn uncheckable(d: &Dataset, rule: &Rule) -> Option<(String, &'static str)> {
     ))
 }
 
-/// Why an update of dataset `d` writes a row that is not its change alone.
+/// Why an update of dataset `d` writes a row that is not its change alone
+/// (the change is the row exactly when [`Dataset::updates_all`]).
 fn partial_updates(d: &Dataset) -> Option<&'static str> {
-    if !d.keep_on_null.is_empty() {
-        return Some("keeps the table's value for a null (ignore_null_updates)");
+    match (d.updates_all(), d.keep_on_null.is_empty()) {
+        (true, _) => None,
+        (false, false) => Some("keeps the table's value for a null (ignore_null_updates)"),
+        (false, true) => Some("sets only some columns (update_columns)"),
     }
-    // A key is matched, not set: the row keeps it either way.
-    let kept = |i: &usize| !d.update.contains(i) && !d.keys.contains(i);
-    (0..d.columns.len())
-        .any(|i| kept(&i))
-        .then_some("sets only some columns (update_columns)")
 }
 
 /// Each rule compiled against the dataset's changes, or the first that
