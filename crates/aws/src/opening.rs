@@ -6,7 +6,7 @@
 
 use crate::error::AwsError;
 use deltaload_core::Spec;
-use deltaload_lake::{Engine, Lake, LakeError, LakeRoot, MemoryBudget};
+use deltaload_lake::{AutoCompact, Engine, Lake, LakeError, LakeRoot, MemoryBudget};
 use std::time::Instant;
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 use tokio::task::JoinHandle;
@@ -18,15 +18,18 @@ pub(crate) struct Opening {
     pub spec: Spec,
     pub engine: Engine,
     pub budget: MemoryBudget,
+    pub auto_compact: AutoCompact,
 }
 
 impl Opening {
-    /// Opens the lake (creating missing tables) with the engine set.
+    /// Opens the lake (creating missing tables) with the engine, the memory
+    /// budget and the auto-compaction set.
     pub async fn open(self) -> Result<Lake, LakeError> {
         let started = Instant::now();
         let mut lake = Lake::open_spec(&self.root, &self.spec).await?;
         lake.set_engine(self.engine);
         lake.set_memory_budget(self.budget);
+        lake.set_auto_compact(self.auto_compact);
         tracing::info!(
             lake = %self.root,
             ms = started.elapsed().as_millis() as u64,

@@ -77,6 +77,9 @@ pub struct Settings {
     /// The memory a load may use and where it spills (`DELTALOAD_MEMORY_BUDGET`,
     /// `DELTALOAD_SPILL_DIR`; see [`memory_budget`]).
     pub memory_budget: deltaload_lake::MemoryBudget,
+    /// When loads compact the tables they wrote: at
+    /// `DELTALOAD_AUTO_COMPACT_FILES` small files (50 by default; 0: never).
+    pub auto_compact: deltaload_lake::AutoCompact,
 }
 
 /// The share of a Lambda function's memory a load may use: the rest holds
@@ -165,6 +168,17 @@ pub fn memory_budget(
     })
 }
 
+/// Auto-compaction at `files` small files (0: never), else at the default.
+fn auto_compact(files: Option<u64>) -> deltaload_lake::AutoCompact {
+    let default = deltaload_lake::AutoCompact::default();
+    deltaload_lake::AutoCompact {
+        min_files: files.map_or(default.min_files, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        ..default
+    }
+}
+
 /// This machine's memory (`MemTotal` of `/proc/meminfo`), when it can be read.
 pub fn machine_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -193,6 +207,7 @@ impl Settings {
     /// [`Runner`]); `DELTALOAD_MAX_OBJECT_BYTES`,
     /// `DELTALOAD_METRICS_NAMESPACE` (the Lambda's default `deltaload`),
     /// `DELTALOAD_DEADLINE_MARGIN_SECONDS`, `DELTALOAD_SPEC`, `DELTALOAD_ENGINE`,
+    /// `DELTALOAD_AUTO_COMPACT_FILES`,
     /// the memory budget's variables ([`memory_budget`]) and the AWS endpoint
     /// (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) are read when set.
     pub fn from_vars(
@@ -205,6 +220,7 @@ impl Settings {
         let max_object_bytes = number(&var, "DELTALOAD_MAX_OBJECT_BYTES", "bytes")?;
         let max_object_bytes = max_object_bytes.unwrap_or(DEFAULT_MAX_OBJECT_BYTES);
         let margin = number(&var, "DELTALOAD_DEADLINE_MARGIN_SECONDS", "seconds")?;
+        let compact_files = number(&var, "DELTALOAD_AUTO_COMPACT_FILES", "files")?;
         Ok(Self {
             lake,
             sources,
@@ -231,6 +247,7 @@ impl Settings {
                 var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE").as_deref(),
                 machine_bytes,
             )?,
+            auto_compact: auto_compact(compact_files),
             engine: match var("DELTALOAD_ENGINE") {
                 Some(v) => deltaload_lake::Engine::parse(&v).ok_or_else(|| {
                     AwsError::Config(format!(

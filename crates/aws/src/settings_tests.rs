@@ -77,6 +77,7 @@ fn the_lambda_settings_need_the_lake_and_the_sources_and_default_the_rest() {
     );
     assert_eq!(s.deadline_margin, crate::deadline::DEFAULT_DEADLINE_MARGIN);
     assert_eq!(s.engine, deltaload_lake::Engine::Keyed);
+    assert_eq!(s.auto_compact, deltaload_lake::AutoCompact::default());
     assert_eq!(s.memory_budget.bytes, Some(768 << 20));
     assert_eq!(s.endpoint_url, None);
     let s = settings(&[lake, sources, ("AWS_ENDPOINT_URL", "http://localhost:4566")]).unwrap();
@@ -94,6 +95,12 @@ fn the_lambda_settings_need_the_lake_and_the_sources_and_default_the_rest() {
         &[lake, sources, ("DELTALOAD_MEMORY_BUDGET", "lots")],
         "DELTALOAD_MEMORY_BUDGET",
     );
+    needs(
+        &[lake, sources, ("DELTALOAD_AUTO_COMPACT_FILES", "some")],
+        "DELTALOAD_AUTO_COMPACT_FILES",
+    );
+    let off = settings(&[lake, sources, ("DELTALOAD_AUTO_COMPACT_FILES", "0")]).unwrap();
+    assert_eq!(off.auto_compact.min_files, 0);
 }
 
 #[test]

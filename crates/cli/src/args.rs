@@ -234,6 +234,10 @@ pub struct LoadArgs {
     /// or merge (delta-rs's MERGE).
     #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
     pub engine: deltaload_lake::Engine,
+    /// Compact a table the loads wrote once it holds this many small files
+    /// (under 1 MiB); 0: never (leave it to `maintain`).
+    #[arg(long, env = "DELTALOAD_AUTO_COMPACT_FILES", value_name = "FILES", default_value_t = deltaload_lake::AutoCompact::default().min_files)]
+    pub auto_compact_files: usize,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
     /// Change files to load, in the dataset's format (CSV, JSON Lines or

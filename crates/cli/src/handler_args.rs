@@ -22,6 +22,10 @@ pub struct HandlerArgs {
     /// or merge (delta-rs's MERGE).
     #[arg(long, env = "DELTALOAD_ENGINE", default_value = "keyed", value_parser = engine)]
     pub engine: deltaload_lake::Engine,
+    /// Compact a table the loads wrote once it holds this many small files
+    /// (under 1 MiB); 0: never (leave it to `maintain`).
+    #[arg(long, env = "DELTALOAD_AUTO_COMPACT_FILES", value_name = "FILES", default_value_t = deltaload_lake::AutoCompact::default().min_files)]
+    pub auto_compact_files: usize,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
 }
@@ -43,6 +47,10 @@ impl HandlerArgs {
                 self.metrics_namespace.clone(),
             ),
             ("DELTALOAD_ENGINE", Some(self.engine.as_str().to_string())),
+            (
+                "DELTALOAD_AUTO_COMPACT_FILES",
+                Some(self.auto_compact_files.to_string()),
+            ),
             ("DELTALOAD_MEMORY_BUDGET", memory.memory_budget.clone()),
             (
                 "DELTALOAD_SPILL_DIR",

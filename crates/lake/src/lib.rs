@@ -35,6 +35,7 @@ pub use deltaload_ingest::{DataError, MemoryBudget, OnDisk, SourceFile, Unread, 
 pub use load::options::FaultPoint;
 pub use load::options::LoadOptions;
 pub use ops::audit::{self, DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
+pub use ops::maintain::auto::{AutoCompact, AutoCompactions};
 pub use ops::maintain::{self, MaintainOptions, Maintained};
 pub use ops::show::{
     show, table_rows, table_rules, table_version, undeclared_columns, ShowFormat, ShowOptions,
@@ -66,6 +67,8 @@ pub struct Lake {
     tally: Tally,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
+    /// Where auto-compaction last failed, by table.
+    compaction_failures: ops::maintain::auto::Failed,
 }
 
 impl Lake {
@@ -102,6 +105,7 @@ impl Lake {
             settings: Settings::default(),
             tally: Tally::default(),
             commit_retries: 0,
+            compaction_failures: Default::default(),
         })
     }
 
@@ -160,6 +164,17 @@ impl Lake {
     /// Sets the memory budget of later loads (none by default).
     pub fn set_memory_budget(&mut self, budget: MemoryBudget) {
         self.settings.budget = budget;
+    }
+
+    /// Sets when later loads compact the tables they wrote (by default
+    /// [`AutoCompact::default`]; [`AutoCompact::OFF`] never).
+    pub fn set_auto_compact(&mut self, auto: AutoCompact) {
+        self.settings.auto_compact = auto;
+    }
+
+    /// What auto-compaction did since the lake was opened.
+    pub fn auto_compactions(&self) -> AutoCompactions {
+        self.tally.compactions
     }
 
     /// The memory budget of loads.
@@ -262,7 +277,13 @@ impl Lake {
     ) -> Result<Vec<LoadOutcome>, LakeError> {
         let ds = self.set_index(dataset)?;
         let (writer, shared) = self.split(ds);
-        load::load_into(writer, shared, files, opts).await
+        let outcomes = load::load_into(writer, shared, files, opts).await?;
+        let names = TableName::all(&[self.tables.sets[ds].dataset.clone()]);
+        let failures = &mut self.compaction_failures;
+        let done = (&mut self.tally.compactions, failures);
+        let auto = self.settings.auto_compact;
+        ops::maintain::auto::after_load(&mut self.tables, &names, auto, done).await;
+        Ok(outcomes)
     }
 }
 

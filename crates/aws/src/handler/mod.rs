@@ -358,6 +358,7 @@ fn opening(settings: &Settings, spec: &Spec) -> Result<Opening, AwsError> {
         spec: spec.clone(),
         engine: settings.engine,
         budget: settings.memory_budget.clone(),
+        auto_compact: settings.auto_compact,
     })
 }
 

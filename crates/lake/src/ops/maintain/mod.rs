@@ -183,7 +183,8 @@ async fn compact(
         _ => OptimizeType::Compact,
     };
     let optimize = |t: DeltaTable| {
-        let built = t.optimize().with_type(kind()).with_target_size(target);
+        let built = (t.optimize().with_type(kind()).with_target_size(target))
+            .with_commit_properties(crate::table::commit_properties());
         let failed = LakeError::delta(&label, &url);
         async move { built.await.map_err(failed) }
     };
@@ -316,6 +317,8 @@ async fn expire_tombstones(
     }
     Ok(())
 }
+
+pub mod auto;
 
 #[cfg(test)]
 mod tests;
