@@ -67,8 +67,8 @@ pub struct Lake {
     tally: Tally,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
-    /// Where auto-compaction last failed, by table.
-    compaction_failures: ops::maintain::auto::Failed,
+    /// Where auto-compaction was last deferred, by table.
+    compaction_deferred: ops::maintain::auto::Deferred,
 }
 
 impl Lake {
@@ -105,7 +105,7 @@ impl Lake {
             settings: Settings::default(),
             tally: Tally::default(),
             commit_retries: 0,
-            compaction_failures: Default::default(),
+            compaction_deferred: Default::default(),
         })
     }
 
@@ -279,8 +279,8 @@ impl Lake {
         let (writer, shared) = self.split(ds);
         let outcomes = load::load_into(writer, shared, files, opts).await?;
         let names = TableName::all(&[self.tables.sets[ds].dataset.clone()]);
-        let failures = &mut self.compaction_failures;
-        let done = (&mut self.tally.compactions, failures);
+        let deferred = &mut self.compaction_deferred;
+        let done = (&mut self.tally.compactions, deferred);
         let auto = self.settings.auto_compact;
         ops::maintain::auto::after_load(&mut self.tables, &names, auto, done).await;
         Ok(outcomes)

@@ -68,9 +68,10 @@ pub struct AutoCompactions {
     pub skipped: u64,
 }
 
-/// The small-file count at which each table's last compaction failed: it
-/// is tried again once `min_files` more have come.
-pub(crate) type Failed = HashMap<String, usize>;
+/// The small-file count at which each table's last compaction failed or
+/// found nothing to merge (small files too large to share a file): it is
+/// tried again once `min_files` more have come.
+pub(crate) type Deferred = HashMap<String, usize>;
 
 /// Compacts the tables among `names` that hold `opts.min_files` small files
 /// or more, adding what it did to `done`. Never fails: errors are logged.
@@ -78,7 +79,7 @@ pub(crate) async fn after_load(
     tables: &mut Tables,
     names: &[TableName],
     opts: AutoCompact,
-    (done, failed): (&mut AutoCompactions, &mut Failed),
+    (done, deferred): (&mut AutoCompactions, &mut Deferred),
 ) {
     if opts.min_files == 0 {
         return;
@@ -95,18 +96,18 @@ pub(crate) async fn after_load(
                 continue;
             }
         };
-        if !due(small, failed.get(&label).copied(), opts.min_files) {
+        if !due(small, deferred.get(&label).copied(), opts.min_files) {
             continue;
         }
-        run(table, name, small, opts, (done, failed)).await;
+        run(table, name, small, opts, (done, deferred)).await;
     }
 }
 
 /// Whether a table of `small` small files is compacted: `min_files` of
-/// them (0: never), and after a failure at `failed_at` files, `min_files`
-/// more than then.
-fn due(small: usize, failed_at: Option<usize>, min_files: usize) -> bool {
-    let since = failed_at.map_or(small, |at| small.saturating_sub(at));
+/// them (0: never), and after a run deferred at `deferred_at` files,
+/// `min_files` more than then.
+fn due(small: usize, deferred_at: Option<usize>, min_files: usize) -> bool {
+    let since = deferred_at.map_or(small, |at| small.saturating_sub(at));
     min_files > 0 && small >= min_files && since >= min_files
 }
 
@@ -116,7 +117,7 @@ async fn run(
     name: &TableName,
     small: usize,
     opts: AutoCompact,
-    (done, failed): (&mut AutoCompactions, &mut Failed),
+    (done, deferred): (&mut AutoCompactions, &mut Deferred),
 ) {
     let label = name.as_str();
     let started = std::time::Instant::now();
@@ -129,8 +130,12 @@ async fn run(
     let mut made = Maintained::default();
     match compact(table, name, sizes, &mut made, 1).await {
         Ok(()) if made.compaction_skipped => done.skipped += 1,
+        Ok(()) if made.files_removed == 0 => {
+            deferred.insert(label.clone(), small);
+            tracing::debug!(table = %label, small_files = small, "auto-compaction found no files to merge");
+        }
         Ok(()) => {
-            failed.remove(&label);
+            deferred.remove(&label);
             done.runs += 1;
             done.files_removed += made.files_removed;
             done.files_added += made.files_added;
@@ -145,7 +150,7 @@ async fn run(
             );
         }
         Err(error) => {
-            failed.insert(label.clone(), small);
+            deferred.insert(label.clone(), small);
             done.skipped += 1;
             tracing::warn!(table = %label, %error, "auto-compaction failed: the loads are not affected; tried again after more files");
         }
