@@ -67,6 +67,10 @@ pub struct Lake {
     tally: Tally,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     commit_retries: u64,
+    /// When loads compact the tables they wrote.
+    auto_compact: AutoCompact,
+    /// What auto-compaction did since the lake was opened.
+    compactions: AutoCompactions,
     /// Where auto-compaction was last deferred, by table.
     compaction_deferred: ops::maintain::auto::Deferred,
 }
@@ -105,6 +109,8 @@ impl Lake {
             settings: Settings::default(),
             tally: Tally::default(),
             commit_retries: 0,
+            auto_compact: AutoCompact::default(),
+            compactions: AutoCompactions::default(),
             compaction_deferred: Default::default(),
         })
     }
@@ -169,12 +175,12 @@ impl Lake {
     /// Sets when later loads compact the tables they wrote (by default
     /// [`AutoCompact::default`]; [`AutoCompact::OFF`] never).
     pub fn set_auto_compact(&mut self, auto: AutoCompact) {
-        self.settings.auto_compact = auto;
+        self.auto_compact = auto;
     }
 
     /// What auto-compaction did since the lake was opened.
     pub fn auto_compactions(&self) -> AutoCompactions {
-        self.tally.compactions
+        self.compactions
     }
 
     /// The memory budget of loads.
@@ -280,8 +286,8 @@ impl Lake {
         let outcomes = load::load_into(writer, shared, files, opts).await?;
         let names = TableName::all(&[self.tables.sets[ds].dataset.clone()]);
         let deferred = &mut self.compaction_deferred;
-        let done = (&mut self.tally.compactions, deferred);
-        let auto = self.settings.auto_compact;
+        let done = (&mut self.compactions, deferred);
+        let auto = self.auto_compact;
         ops::maintain::auto::after_load(&mut self.tables, &names, auto, done).await;
         Ok(outcomes)
     }

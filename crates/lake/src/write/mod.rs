@@ -38,8 +38,6 @@ pub(crate) struct Settings {
     /// The Parquet bytes of rewritten files a copy-on-write upsert reads at
     /// once (fewer when the memory budget asks it).
     pub rewrite_group_bytes: u64,
-    /// When loads compact the tables they wrote.
-    pub auto_compact: crate::AutoCompact,
 }
 
 impl Default for Settings {
@@ -48,7 +46,6 @@ impl Default for Settings {
             engine: Engine::default(),
             budget: MemoryBudget::default(),
             rewrite_group_bytes: REWRITE_GROUP_BYTES,
-            auto_compact: crate::AutoCompact::default(),
         }
     }
 }
@@ -62,8 +59,6 @@ pub(crate) struct Tally {
     pub orders_files: OrdersFiles,
     /// Writes into datasets' tables by the keyed upsert and by delta-rs's MERGE.
     pub writes: EngineWrites,
-    /// What auto-compaction after the loads did.
-    pub compactions: crate::AutoCompactions,
 }
 
 /// A writer of one dataset's tables: the tables it writes, and what every
