@@ -168,15 +168,11 @@ pub fn memory_budget(
     })
 }
 
-/// Auto-compaction at `files` small files (0: never), else at the default.
+/// Auto-compaction at `files` small files (0: never), else the default.
 fn auto_compact(files: Option<u64>) -> deltaload_lake::AutoCompact {
-    let default = deltaload_lake::AutoCompact::default();
-    deltaload_lake::AutoCompact {
-        min_files: files.map_or(default.min_files, |n| {
-            usize::try_from(n).unwrap_or(usize::MAX)
-        }),
-        ..default
-    }
+    files.map_or_else(deltaload_lake::AutoCompact::default, |n| {
+        deltaload_lake::AutoCompact::at(usize::try_from(n).unwrap_or(usize::MAX))
+    })
 }
 
 /// This machine's memory (`MemTotal` of `/proc/meminfo`), when it can be read.

@@ -52,10 +52,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     }
     let mut lake = crate::opening::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
-    lake.set_auto_compact(deltaload_lake::AutoCompact {
-        min_files: args.auto_compact_files,
-        ..deltaload_lake::AutoCompact::default()
-    });
+    lake.set_auto_compact(deltaload_lake::AutoCompact::at(args.auto_compact_files));
     let budget = args.memory.budget()?;
     lake.set_memory_budget(budget.clone());
     let opts = options(args.force);

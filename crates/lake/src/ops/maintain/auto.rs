@@ -48,6 +48,14 @@ impl Default for AutoCompact {
 }
 
 impl AutoCompact {
+    /// Auto-compaction at `min_files` small files (0: never), of the default size.
+    pub fn at(min_files: usize) -> Self {
+        Self {
+            min_files,
+            ..Self::default()
+        }
+    }
+
     /// No auto-compaction.
     pub const OFF: Self = Self {
         min_files: 0,

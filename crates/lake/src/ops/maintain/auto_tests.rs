@@ -33,11 +33,7 @@ fn files(lake: &mut Lake, name: &TableName) -> usize {
 /// is lost, and the runs are counted. Off, each holds one file per load.
 #[tokio::test]
 async fn loads_compact_the_tables_they_wrote_once_they_hold_min_files() {
-    let auto = AutoCompact {
-        min_files: 3,
-        ..AutoCompact::default()
-    };
-    let (_dir, mut lake) = loaded(7, auto).await;
+    let (_dir, mut lake) = loaded(7, AutoCompact::at(3)).await;
     let orders = TableName::Target(lake.tables.sets[0].dataset.clone());
     for name in [&orders, &TableName::Ledger, &TableName::Reconciliation] {
         let n = files(&mut lake, name);
