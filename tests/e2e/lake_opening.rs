@@ -46,6 +46,7 @@ async fn a_lake_opened_in_the_background_loads_and_a_failed_opening_is_tried_aga
         spec: None,
         engine: Engine::default(),
         memory_budget: deltaload_lake::MemoryBudget::unlimited(),
+        glue_database: None,
         auto_compact: deltaload_lake::AutoCompact::default(),
     };
     let config = sdk_config(&stack.endpoint).await;

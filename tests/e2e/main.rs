@@ -28,6 +28,7 @@ mod events;
 mod feed_unknown_deletes;
 mod format_events;
 mod format_refusals;
+mod glue_catalog;
 mod history;
 mod history_beside;
 mod history_cases;

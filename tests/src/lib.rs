@@ -2,6 +2,7 @@
 //! and the `deltaload` command run as a child process.
 
 pub mod faulty_store;
+pub mod glue;
 pub mod localstack;
 pub mod orders;
 mod stack_cli;

@@ -58,6 +58,20 @@ impl Stack {
             .collect()
     }
 
+    /// Like [`Stack::cli`], with more environment variables.
+    pub fn cli_env(
+        &self,
+        exe: &str,
+        args: &[impl AsRef<std::ffi::OsStr>],
+        vars: &[(&str, &str)],
+    ) -> Output {
+        let mut cmd = self.command(exe, args);
+        cmd.envs(vars.iter().copied());
+        cmd.output().expect("run deltaload")
+    }
+
+    /// The command with this stack's AWS settings: S3 and SQS on LocalStack,
+    /// Glue on the suite's Glue API.
     fn command(&self, exe: &str, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
         let mut cmd = Command::new(exe);
         cmd.args(args)
@@ -66,6 +80,8 @@ impl Stack {
             .env_remove("DELTALOAD_SPEC")
             .env_remove("DELTALOAD_DATASET")
             .env_remove("DELTALOAD_METRICS_NAMESPACE")
+            .env_remove("DELTALOAD_GLUE_DATABASE")
+            .env("AWS_ENDPOINT_URL_GLUE", crate::glue::glue_endpoint())
             .env_remove("AWS_ALLOW_HTTP")
             .env("AWS_ENDPOINT_URL", &self.endpoint)
             .env("AWS_REGION", REGION)

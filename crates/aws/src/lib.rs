@@ -17,6 +17,8 @@
 //!   compared with the lake, and announced again on the queue.
 //! - [`redrive`]: dead-letter messages sent back, or saved ones replayed.
 //! - [`metrics`]: each batch's figures as CloudWatch Embedded Metric Format.
+//! - [`catalog`]: the lake's tables registered in the AWS Glue Data Catalog
+//!   after loads, and kept in step with their schemas.
 //! - [`maintenance`]: an invocation's event (an SQS batch, or the scheduled
 //!   maintenance event) and the lake's maintenance it runs.
 
@@ -25,6 +27,7 @@
 #![recursion_limit = "256"]
 
 pub mod backfill;
+pub mod catalog;
 pub mod consumer;
 pub mod deadline;
 pub mod enqueue;

@@ -4,13 +4,17 @@
 use crate::report::{BatchReport, DatasetFigures};
 use serde_json::{json, Map, Value};
 
-/// One EMF line per dataset the batch touched; the `table` dimension names it.
+/// One EMF line per dataset the batch touched; the `table` dimension names
+/// it. When the batch synced the Glue catalog, one more line, over the
+/// whole lake: `CatalogSyncFailed`, the tables it could not register.
 pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Vec<String> {
-    report
-        .by_dataset
-        .iter()
-        .map(|(table, figures)| emf(namespace, table, figures, timestamp_ms))
-        .collect()
+    let datasets = (report.by_dataset.iter())
+        .map(|(table, figures)| emf(namespace, table, figures, timestamp_ms));
+    let catalog = (report.catalog_failed.iter()).map(|&n| {
+        let figures = [("CatalogSyncFailed", "Count", n as u64)];
+        document(namespace, None, &figures, timestamp_ms)
+    });
+    datasets.chain(catalog).collect()
 }
 
 /// The EMF document of a dataset's figures in a batch, as one line of JSON.

@@ -19,6 +19,9 @@ pub struct BatchReport {
     pub totals: DatasetFigures,
     /// The figures per dataset, for the metrics.
     pub by_dataset: BTreeMap<String, DatasetFigures>,
+    /// Tables the Glue sync after the loads could not register; `None` when
+    /// no sync ran (no Glue database, or nothing loaded).
+    pub catalog_failed: Option<usize>,
 }
 
 /// Declares [`DatasetFigures`] from its figures, each once: its field, and
@@ -99,9 +102,13 @@ impl BatchReport {
             (0, 0) => deleted,
             (o, c) => format!("{deleted}; history: {o} versions opened, {c} closed"),
         };
+        let catalog = match self.catalog_failed {
+            Some(n) if n > 0 => format!("; {n} tables not registered in Glue"),
+            _ => String::new(),
+        };
         format!(
             "{} messages, {} files loaded, {} skipped, {} refused, {} missing, {} failed; \
-             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale{}",
+             {} records: {} rejected, {} duplicates, {} inserted, {} updated, {} stale{}{}",
             self.messages,
             t.loaded,
             t.skipped,
@@ -114,7 +121,8 @@ impl BatchReport {
             t.inserted,
             t.updated,
             t.stale,
-            deleted
+            deleted,
+            catalog
         )
     }
 
@@ -125,6 +133,10 @@ impl BatchReport {
         self.missing += other.missing;
         self.ignored += other.ignored;
         self.totals.absorb(&other.totals);
+        self.catalog_failed = match (self.catalog_failed, other.catalog_failed) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
         for (name, figures) in &other.by_dataset {
             self.by_dataset
                 .entry(name.clone())

@@ -80,6 +80,9 @@ pub struct Settings {
     /// When loads compact the tables they wrote: at
     /// `DELTALOAD_AUTO_COMPACT_FILES` small files (50 by default; 0: never).
     pub auto_compact: deltaload_lake::AutoCompact,
+    /// The AWS Glue database the lake's tables are registered in after loads
+    /// (`DELTALOAD_GLUE_DATABASE`); none when `None`. Only with a lake on S3.
+    pub glue_database: Option<String>,
 }
 
 /// The share of a Lambda function's memory a load may use: the rest holds
@@ -175,6 +178,28 @@ fn auto_compact(files: Option<u64>) -> deltaload_lake::AutoCompact {
     })
 }
 
+/// The Glue database `database` (`DELTALOAD_GLUE_DATABASE`,
+/// `--glue-database`), refused with a local `lake` (Glue holds S3 locations)
+/// or a name Glue cannot hold.
+pub fn glue_database(database: Option<String>, lake: &str) -> Result<Option<String>, AwsError> {
+    let Some(database) = database else {
+        return Ok(None);
+    };
+    if let Some(why) = deltaload_lake::catalog::name_problem(&database) {
+        return Err(AwsError::Config(format!(
+            "DELTALOAD_GLUE_DATABASE / --glue-database {database:?} {why}"
+        )));
+    }
+    if lake_url(lake)?.url.scheme() != "s3" {
+        return Err(AwsError::Config(format!(
+            "DELTALOAD_GLUE_DATABASE / --glue-database {database:?} registers tables on S3 \
+             for Athena, and the lake {lake:?} is not on S3: give an s3:// lake, or leave \
+             the Glue database unset"
+        )));
+    }
+    Ok(Some(database))
+}
+
 /// This machine's memory (`MemTotal` of `/proc/meminfo`), when it can be read.
 pub fn machine_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -203,7 +228,7 @@ impl Settings {
     /// [`Runner`]); `DELTALOAD_MAX_OBJECT_BYTES`,
     /// `DELTALOAD_METRICS_NAMESPACE` (the Lambda's default `deltaload`),
     /// `DELTALOAD_DEADLINE_MARGIN_SECONDS`, `DELTALOAD_SPEC`, `DELTALOAD_ENGINE`,
-    /// `DELTALOAD_AUTO_COMPACT_FILES`,
+    /// `DELTALOAD_AUTO_COMPACT_FILES`, `DELTALOAD_GLUE_DATABASE`,
     /// the memory budget's variables ([`memory_budget`]) and the AWS endpoint
     /// (`AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`) are read when set.
     pub fn from_vars(
@@ -217,6 +242,7 @@ impl Settings {
         let max_object_bytes = max_object_bytes.unwrap_or(DEFAULT_MAX_OBJECT_BYTES);
         let margin = number(&var, "DELTALOAD_DEADLINE_MARGIN_SECONDS", "seconds")?;
         let compact_files = number(&var, "DELTALOAD_AUTO_COMPACT_FILES", "files")?;
+        let glue_database = glue_database(var("DELTALOAD_GLUE_DATABASE"), &lake)?;
         Ok(Self {
             lake,
             sources,
@@ -244,6 +270,7 @@ impl Settings {
                 machine_bytes,
             )?,
             auto_compact: auto_compact(compact_files),
+            glue_database,
             engine: match var("DELTALOAD_ENGINE") {
                 Some(v) => deltaload_lake::Engine::parse(&v).ok_or_else(|| {
                     AwsError::Config(format!(

@@ -162,3 +162,21 @@ fn http_endpoints_allow_http_for_s3_lakes_only() {
         .storage_options
         .is_empty());
 }
+
+#[test]
+fn a_glue_database_is_off_by_default_and_refused_with_a_local_lake() {
+    let sources = ("DELTALOAD_SOURCES", "s3://landing/in/");
+    let s = settings(&[("DELTALOAD_LAKE", "s3://lake/l"), sources]).unwrap();
+    assert_eq!(s.glue_database, None);
+    let glue = ("DELTALOAD_GLUE_DATABASE", "shop_lake");
+    let s = settings(&[("DELTALOAD_LAKE", "s3://lake/l"), sources, glue]).unwrap();
+    assert_eq!(s.glue_database.as_deref(), Some("shop_lake"));
+    let local = settings_of(&[glue], Runner::Serve).unwrap_err().to_string();
+    assert!(
+        local.contains("the lake \"./lake\" is not on S3"),
+        "{local}"
+    );
+    let bad = ("DELTALOAD_GLUE_DATABASE", "two\nlines");
+    let bad = settings(&[("DELTALOAD_LAKE", "s3://lake/l"), sources, bad]).unwrap_err();
+    assert!(bad.to_string().contains("single-line"), "{bad}");
+}

@@ -102,6 +102,31 @@ pub enum Command {
     /// load's commit is planned again. Run it on a schedule (daily, or every few
     /// thousand loads); prints one line per table.
     Maintain(MaintainArgs),
+    /// Register the lake's tables in the AWS Glue Data Catalog.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+/// `deltaload catalog ...`.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Register, or repair, every Delta table under the lake root (found by
+    /// listing, with or without a spec) in a Glue database, created when
+    /// missing: a table Glue lacks is created, one that lacks columns gets
+    /// them (none is dropped or retyped). One line per table.
+    ///
+    /// Exit status 1 when any table could not be registered.
+    Sync(CatalogSyncArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogSyncArgs {
+    /// Lake root: an s3:// URI.
+    #[arg(long, env = "DELTALOAD_LAKE")]
+    pub lake: String,
+    /// The Glue database.
+    #[arg(long, env = "DELTALOAD_GLUE_DATABASE", value_name = "NAME")]
+    pub glue_database: String,
 }
 
 /// `--since`, `--until` and `--match`.
@@ -238,6 +263,11 @@ pub struct LoadArgs {
     /// (under 1 MiB); 0: never (leave it to `maintain`).
     #[arg(long, env = "DELTALOAD_AUTO_COMPACT_FILES", value_name = "FILES", default_value_t = deltaload_lake::AutoCompact::default().min_files)]
     pub auto_compact_files: usize,
+    /// Register the lake's tables in this AWS Glue database after the loads
+    /// (created when missing; an s3:// lake only). A Glue failure is logged
+    /// and never fails a load.
+    #[arg(long, env = "DELTALOAD_GLUE_DATABASE", value_name = "NAME")]
+    pub glue_database: Option<String>,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
     /// Change files to load, in the dataset's format (CSV, JSON Lines or
@@ -258,6 +288,11 @@ pub enum SpecCommand {
         /// declare (kept: inserts write them null, updates leave them).
         #[arg(long, env = "DELTALOAD_LAKE", default_value = "./lake")]
         lake: String,
+        /// The tables will be registered in this Glue database: a table
+        /// Glue cannot hold (a column name of two lines, or over 255
+        /// characters) fails the check.
+        #[arg(long, env = "DELTALOAD_GLUE_DATABASE", value_name = "NAME")]
+        glue_database: Option<String>,
     },
     /// Print the built-in orders dataset as a spec.
     Example,

@@ -26,6 +26,11 @@ pub struct HandlerArgs {
     /// (under 1 MiB); 0: never (leave it to `maintain`).
     #[arg(long, env = "DELTALOAD_AUTO_COMPACT_FILES", value_name = "FILES", default_value_t = deltaload_lake::AutoCompact::default().min_files)]
     pub auto_compact_files: usize,
+    /// Register the lake's tables in this AWS Glue database after each batch that loaded
+    /// (created when missing; an s3:// lake only). A Glue failure is logged
+    /// and never fails a load.
+    #[arg(long, env = "DELTALOAD_GLUE_DATABASE", value_name = "NAME")]
+    pub glue_database: Option<String>,
     #[command(flatten)]
     pub memory: crate::memory::MemoryArgs,
 }
@@ -51,6 +56,7 @@ impl HandlerArgs {
                 "DELTALOAD_AUTO_COMPACT_FILES",
                 Some(self.auto_compact_files.to_string()),
             ),
+            ("DELTALOAD_GLUE_DATABASE", self.glue_database.clone()),
             ("DELTALOAD_MEMORY_BUDGET", memory.memory_budget.clone()),
             (
                 "DELTALOAD_SPILL_DIR",

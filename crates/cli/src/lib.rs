@@ -12,6 +12,7 @@
 //! deltaload status [--lake URI]
 //! deltaload replay FILE_OR_DIR [--lake URI] [--source s3://BUCKET[/PREFIX]]...
 //! deltaload redrive --dlq URL --queue URL [--max N]
+//! deltaload catalog sync --lake s3://BUCKET/LAKE --glue-database NAME
 //! ```
 //!
 //! Exit status: 0 when every file loaded or was skipped, 2 when a file was
@@ -21,6 +22,7 @@
 
 mod args;
 mod backfill;
+mod catalog;
 mod handler_args;
 mod load;
 mod maintain;
@@ -116,6 +118,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Redrive(args) => serve::redrive(args).await,
         Command::Maintain(args) => maintain::run(args, &spec).await,
         Command::Show(args) => show(args, &spec).await,
+        Command::Catalog(args::CatalogCommand::Sync(args)) => catalog::sync(args).await,
     }
 }
 

@@ -50,6 +50,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     if args.engine == deltaload_lake::Engine::Merge && chosen.snapshot.is_some() {
         return Err(deltaload_lake::LakeError::SnapshotEngine { dataset }.into());
     }
+    let glue = deltaload_aws::settings::glue_database(args.glue_database.clone(), &args.lake)?;
     let mut lake = crate::opening::open_lake(&args.lake, spec).await?;
     lake.set_engine(args.engine);
     lake.set_auto_compact(deltaload_lake::AutoCompact::at(args.auto_compact_files));
@@ -83,6 +84,9 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
         for (shown, outcome) in shown.iter().zip(outcomes) {
             refused |= report(shown, outcome, deletes)?;
         }
+    }
+    if let Some(database) = glue {
+        crate::catalog::after_load(&database, &lake).await?;
     }
     Ok(if failed {
         ExitCode::from(1)

@@ -13,7 +13,11 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
         SpecCommand::Example => {
             out!("{}", ORDERS_SPEC.trim_end());
         }
-        SpecCommand::Check { file, lake } => {
+        SpecCommand::Check {
+            file,
+            lake,
+            glue_database,
+        } => {
             let spec = deltaload_aws::spec::read_spec(Some(file)).await?;
             let count = spec.datasets.len();
             let shown = match dataset {
@@ -33,10 +37,28 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
                 out!("{file}: {count} dataset(s), valid, but the lake refuses a table (above)");
                 return Ok(ExitCode::FAILURE);
             }
+            if !glue_holds(&shown, glue_database.as_deref())? {
+                out!("{file}: {count} dataset(s), valid, but Glue cannot hold a table (above)");
+                return Ok(ExitCode::FAILURE);
+            }
             out!("{file}: {count} dataset(s), valid");
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the Glue catalog can hold every table of `spec`'s datasets: each
+/// one it cannot is printed with the reason, refused when the tables will be
+/// registered in `glue_database`, else a note.
+fn glue_holds(spec: &deltaload_core::Spec, glue_database: Option<&str>) -> std::io::Result<bool> {
+    let refusals = deltaload_lake::catalog::refusals(&spec.datasets);
+    for refusal in &refusals {
+        match glue_database {
+            Some(database) => out!("  Glue database {database} refuses {refusal}"),
+            None => out!("  note: Glue could not hold it (with --glue-database): {refusal}"),
+        }
+    }
+    Ok(refusals.is_empty() || glue_database.is_none())
 }
 
 /// The columns of `d`'s table at `root` that the spec does not declare,

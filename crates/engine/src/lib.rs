@@ -10,7 +10,8 @@
 //! - [`mod@meet`]: the candidate files read and every change decided.
 //! - [`picks`]: the rows that replace a rewritten file, sorted by key.
 //! - [`target`]: the target table's files, as the engine reads them.
-//! - [`tables`]: the lake's tables, named, and their Arrow schemas.
+//! - [`tables`]: the lake's tables, named, and their Arrow schemas;
+//!   [`catalog`]: what a data catalog (Glue) holds of each.
 //! - [`read`]: a change file read into Arrow, its newest change per key
 //!   ([`parsed::Parsed`], a file of a load round); [`spill`]: one too large
 //!   to read whole, read in pieces into sorted runs and merged back.
@@ -22,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod aligned;
+pub mod catalog;
 pub mod changes;
 pub mod decide;
 pub mod error;

@@ -96,6 +96,19 @@ impl TableName {
         }
     }
 
+    /// The table's partition columns, as the spec declares them (only a
+    /// dataset's own table is partitioned).
+    pub fn partition_columns(&self) -> Vec<String> {
+        match self {
+            Self::Target(d) => d
+                .names(&d.partition_by)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Columns to order rows by when the table is shown, as SQL.
     pub fn sort_columns(&self) -> String {
         match self {

@@ -24,6 +24,7 @@ mod snapshot;
 mod table;
 mod write;
 
+pub use deltaload_engine::catalog::{self, CatalogColumn, CatalogRefusal, CatalogTable};
 pub use deltaload_engine::read::{read_changes, FileChanges};
 pub use deltaload_engine::tables::{arrow_type, quoted, TableName};
 pub use deltaload_flow::{LedgerRow, LedgerStatus, LoadOutcome, Loaded};
@@ -35,6 +36,7 @@ pub use deltaload_ingest::{DataError, MemoryBudget, OnDisk, SourceFile, Unread, 
 pub use load::options::FaultPoint;
 pub use load::options::LoadOptions;
 pub use ops::audit::{self, DuplicateKey, LakeStatus, OrphanRejects, RecordedVersion};
+pub use ops::catalog::{tables_under, Described};
 pub use ops::maintain::auto::{AutoCompact, AutoCompactions};
 pub use ops::maintain::{self, MaintainOptions, Maintained};
 pub use ops::show::{
@@ -181,6 +183,13 @@ impl Lake {
     /// What auto-compaction did since the lake was opened.
     pub fn auto_compactions(&self) -> AutoCompactions {
         self.compactions
+    }
+
+    /// Every table of the lake, by its folder name, as a data catalog would
+    /// hold it (its schema and partitioning as the table has them now), or
+    /// why it cannot, or why the table could not be read.
+    pub fn catalog_tables(&self) -> Vec<(String, Result<Described, LakeError>)> {
+        self.tables.described()
     }
 
     /// The memory budget of loads.

@@ -1,7 +1,9 @@
 //! One SQS message, and its failure: a panic settled into its error, the
-//! error logged.
+//! error logged; the messages to deliver again, as Lambda expects them.
 
 use crate::error::AwsError;
+use crate::report::BatchReport;
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse};
 
 /// One SQS message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +26,21 @@ pub(crate) fn settle<T>(
     outcome: Result<Result<T, AwsError>, Box<dyn std::any::Any + Send>>,
 ) -> Result<T, AwsError> {
     outcome.unwrap_or_else(|_| Err(AwsError::Panicked))
+}
+
+/// The response Lambda expects: the messages to deliver again.
+pub fn batch_response(report: BatchReport) -> SqsBatchResponse {
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = report
+        .failures
+        .into_iter()
+        .map(|id| {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            failure
+        })
+        .collect();
+    response
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 mod message;
 mod reading;
 
+use crate::catalog::Catalog;
 pub use crate::deadline::DEFAULT_DEADLINE_MARGIN;
 use crate::error::AwsError;
 use crate::opening::{LakeSlot, Opening};
@@ -20,11 +21,11 @@ use crate::report::tally;
 pub use crate::report::{BatchReport, DatasetFigures, UNROUTED};
 use crate::s3::{s3_client, S3Reader};
 use crate::settings::{Settings, Sources};
-use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use deltaload_core::Spec;
 use deltaload_lake::{Lake, LoadOptions, LoadOutcome, SourceFile};
 use futures::FutureExt;
-pub use message::Message;
+pub use message::{batch_response, Message};
 use message::{failed, settle};
 use reading::{Group, Reading};
 use std::panic::AssertUnwindSafe;
@@ -42,6 +43,8 @@ pub struct Handler {
     metrics: Option<String>,
     /// No message is read and no load started with less than this left.
     deadline_margin: Duration,
+    /// The Glue database the lake's tables are registered in after loads.
+    catalog: Option<Catalog>,
     /// Where a test asked to abort the process.
     #[cfg(feature = "faults")]
     fault: Option<deltaload_lake::FaultPoint>,
@@ -62,6 +65,7 @@ impl Handler {
             sources,
             metrics: None,
             deadline_margin: DEFAULT_DEADLINE_MARGIN,
+            catalog: None,
             #[cfg(feature = "faults")]
             fault: None,
         }
@@ -83,6 +87,13 @@ impl Handler {
     /// Stops reading and loading when less than `margin` is left before a deadline.
     pub fn with_deadline_margin(mut self, margin: Duration) -> Self {
         self.deadline_margin = margin;
+        self
+    }
+
+    /// Registers the lake's tables in `catalog` after each batch that loaded
+    /// (a call only for a table this process has not registered as it is).
+    pub fn with_catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = Some(catalog);
         self
     }
 
@@ -130,8 +141,11 @@ impl Handler {
         let client = s3_client(aws, settings.endpoint_url.as_deref());
         let reader = S3Reader::new(client, settings.max_object_bytes)
             .with_budget(settings.memory_budget.clone());
-        let handler = Self::with_slot(lake, spec.clone(), reader, settings.sources.clone())
+        let mut handler = Self::with_slot(lake, spec.clone(), reader, settings.sources.clone())
             .with_deadline_margin(settings.deadline_margin);
+        if let Some(database) = &settings.glue_database {
+            handler = handler.with_catalog(Catalog::new(aws, database));
+        }
         match &settings.metrics_namespace {
             Some(namespace) => handler.with_metrics(namespace.clone()),
             None => handler,
@@ -176,6 +190,7 @@ impl Handler {
             messages = messages.len(),
             "batch read"
         );
+        let loads = groups.values().any(|g| !g.ready.is_empty());
         for ((force, ds), group) in groups {
             if near() {
                 for (message, _) in &group.ready {
@@ -189,6 +204,9 @@ impl Handler {
                 ..LoadOptions::default()
             };
             self.load_group(ds, group, opts, &mut report).await;
+        }
+        if loads && !near() {
+            report.catalog_failed = self.sync_catalog().await;
         }
         self.publish(&mut report);
         report
@@ -301,6 +319,15 @@ impl Handler {
         }
     }
 
+    /// Registers the lake's tables in the Glue catalog, when there is one:
+    /// the tables it could not register (each logged), or `None`.
+    async fn sync_catalog(&self) -> Option<usize> {
+        let catalog = self.catalog.as_ref()?;
+        // A lake that could not be opened failed the loads already.
+        let tables = self.lake.get().await.ok()?.catalog_tables();
+        Some(catalog.sync(tables).await.failed)
+    }
+
     /// The lake, once open, held by this caller alone.
     pub(crate) async fn lake_mut(
         &self,
@@ -360,21 +387,6 @@ fn opening(settings: &Settings, spec: &Spec) -> Result<Opening, AwsError> {
         budget: settings.memory_budget.clone(),
         auto_compact: settings.auto_compact,
     })
-}
-
-/// The response Lambda expects: the messages to deliver again.
-pub fn batch_response(report: BatchReport) -> SqsBatchResponse {
-    let mut response = SqsBatchResponse::default();
-    response.batch_item_failures = report
-        .failures
-        .into_iter()
-        .map(|id| {
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = id;
-            failure
-        })
-        .collect();
-    response
 }
 
 #[cfg(test)]

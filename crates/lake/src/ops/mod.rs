@@ -3,6 +3,7 @@
 //! tables alone ([`crate::table`]), never a writer.
 
 pub mod audit;
+pub mod catalog;
 pub mod maintain;
 pub mod show;
 

@@ -13,18 +13,6 @@ use deltaload_engine::tables::TableName;
 // (Not under `delta`: Delta readers parse every property named so.)
 const KEYS_PROPERTY: &str = "io.deltaload.keys";
 
-/// The table's partition columns, as the spec declares them.
-pub(crate) fn partition_columns(name: &TableName) -> Vec<String> {
-    match name {
-        TableName::Target(d) => d
-            .names(&d.partition_by)
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The table property setting how many commits separate two checkpoints.
 pub(crate) const CHECKPOINT_INTERVAL_PROPERTY: &str = "delta.checkpointInterval";
 
@@ -167,7 +155,7 @@ fn check_keys_and_partitions(
             ));
         }
     }
-    let partitions = partition_columns(name);
+    let partitions = name.partition_columns();
     if matches!(name, TableName::Target(_)) && partitioned_by != partitions {
         return Err(format!(
             "the table is partitioned by [{}] and the spec says partition_by = [{}]",

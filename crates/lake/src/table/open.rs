@@ -23,7 +23,7 @@ pub(crate) fn table_url(root: &LakeRoot, name: &TableName) -> Result<Url, LakeEr
 }
 
 /// Registers the S3 object stores with delta-rs, once per process.
-fn register_object_stores() {
+pub(crate) fn register_object_stores() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| deltalake::aws::register_handlers(None));
 }
@@ -102,7 +102,7 @@ pub(crate) async fn settle(
         .create()
         .with_table_name(name.as_str())
         .with_columns(schema.fields().cloned())
-        .with_partition_columns(crate::table::evolve::partition_columns(name))
+        .with_partition_columns(name.partition_columns())
         .with_configuration(crate::table::evolve::configuration(name))
         .with_raise_if_key_not_exists(false)
         .await;
