@@ -21,7 +21,10 @@ upsert, the reconciliation, the tables' refresh, and the queue's receive and
 delete. A step whose time grows from chunk to chunk is what grows with the lake.
 With --maintain, `deltaload maintain` runs beside serve after each chunk, as the
 deployment's schedule would. The compact column is the loads' own auto-compaction
-(--auto-compact-files 0 turns it off, to compare).
+(--auto-compact-files 0 turns it off, to compare). With --glue-database, serve
+registers the lake's tables in that Glue database (AWS_ENDPOINT_URL_GLUE, by
+default moto's server of localstack/glue on 4567), and the catalog column is
+the Glue sync after each batch.
 """
 import argparse
 import concurrent.futures
@@ -36,7 +39,9 @@ import uuid
 import boto3
 
 ENDPOINT = os.environ.get("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
-ENV = dict(os.environ, AWS_ENDPOINT_URL=ENDPOINT, AWS_REGION="us-east-1",
+ENV = dict(os.environ, AWS_ENDPOINT_URL=ENDPOINT,
+           AWS_ENDPOINT_URL_GLUE=os.environ.get("AWS_ENDPOINT_URL_GLUE", "http://127.0.0.1:4567"),
+           AWS_REGION="us-east-1",
            AWS_DEFAULT_REGION="us-east-1", AWS_ACCESS_KEY_ID="test",
            AWS_SECRET_ACCESS_KEY="test")
 HEADER = "order_id,customer_id,status,amount,currency,ordered_at,updated_at\n"
@@ -68,8 +73,8 @@ def measured(args):
 
 
 STEPS = ["files_scanned", "fetch_ms", "ledger_lookup_ms", "read_ms", "rejects_ms", "upsert_ms",
-         "reconciliation_ms", "ledger_write_ms", "refresh_ms", "compact_ms", "receive_ms",
-         "delete_ms"]
+         "reconciliation_ms", "ledger_write_ms", "refresh_ms", "compact_ms", "catalog_ms",
+         "receive_ms", "delete_ms"]
 FIELD = re.compile(r"\b(\w+_ms|files_scanned)=(\d+)")
 
 
@@ -141,6 +146,8 @@ def main():
                              "uploaded, to skip the upload")
     parser.add_argument("--auto-compact-files", type=int,
                         help="serve's --auto-compact-files (its default: 50; 0: off)")
+    parser.add_argument("--glue-database",
+                        help="serve's --glue-database: register the tables in this Glue database")
     opts = parser.parse_args()
 
     run = uuid.uuid4().hex[:8]
@@ -173,7 +180,9 @@ def main():
                           "--source", f"s3://{landing}", "--wait", "2", "--once",
                           "--batch-size", opts.batch_size]
                           + ([] if opts.auto_compact_files is None
-                             else ["--auto-compact-files", str(opts.auto_compact_files)])),
+                             else ["--auto-compact-files", str(opts.auto_compact_files)])
+                          + ([] if opts.glue_database is None
+                             else ["--glue-database", opts.glue_database])),
         ("reconcile", [opts.bin, "reconcile", at, "--lake", lake]),
         ("backfill again", [opts.bin, "backfill", at, "--queue", queue, "--lake", lake, "--rate", "0"]),
     ]

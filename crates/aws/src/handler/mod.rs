@@ -325,7 +325,18 @@ impl Handler {
         let catalog = self.catalog.as_ref()?;
         // A lake that could not be opened failed the loads already.
         let tables = self.lake.get().await.ok()?.catalog_tables();
-        Some(catalog.sync(tables).await.failed)
+        let started = Instant::now();
+        let synced = catalog.sync(tables).await;
+        tracing::debug!(
+            catalog_ms = started.elapsed().as_millis() as u64,
+            created = synced.created,
+            updated = synced.updated,
+            unchanged = synced.unchanged,
+            remembered = synced.remembered,
+            failed = synced.failed,
+            "catalog synced"
+        );
+        Some(synced.failed)
     }
 
     /// The lake, once open, held by this caller alone.
