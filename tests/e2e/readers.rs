@@ -172,6 +172,9 @@ fn sort_keys(table: &TableName) -> Vec<String> {
         TableName::Ledger | TableName::Reconciliation => {
             vec!["loaded_at".into(), "location".into()]
         }
+        TableName::Expectations => ["loaded_at", "location", "dataset", "expectation"]
+            .map(String::from)
+            .to_vec(),
     }
 }
 

@@ -14,7 +14,38 @@ pub fn emf_lines(namespace: &str, report: &BatchReport, timestamp_ms: i64) -> Ve
         let figures = [("CatalogSyncFailed", "Count", n as u64)];
         document(namespace, None, &figures, timestamp_ms)
     });
-    datasets.chain(catalog).collect()
+    let expectations = (report.expectations.iter())
+        .map(|((table, name), e)| expectation_emf(namespace, (table, name), *e, timestamp_ms));
+    datasets.chain(expectations).chain(catalog).collect()
+}
+
+/// The EMF document of one expectation's figures in a batch: dimensions
+/// `table` and `expectation`; `ExpectationFailed` (records that broke it)
+/// and `ExpectationDropped` (those it sent to the rejects).
+pub fn expectation_emf(
+    namespace: &str,
+    (table, expectation): (&str, &str),
+    figures: crate::report::ExpectationFigures,
+    timestamp_ms: i64,
+) -> String {
+    json!({
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [["table", "expectation"]],
+                "Metrics": [
+                    {"Name": "ExpectationFailed", "Unit": "Count"},
+                    {"Name": "ExpectationDropped", "Unit": "Count"},
+                ],
+            }],
+        },
+        "table": table,
+        "expectation": expectation,
+        "ExpectationFailed": figures.failed,
+        "ExpectationDropped": figures.dropped,
+    })
+    .to_string()
 }
 
 /// The EMF document of a dataset's figures in a batch, as one line of JSON.

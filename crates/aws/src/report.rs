@@ -22,6 +22,18 @@ pub struct BatchReport {
     /// Tables the Glue sync after the loads could not register; `None` when
     /// no sync ran (no Glue database, or nothing loaded).
     pub catalog_failed: Option<usize>,
+    /// Per dataset and expectation, of the files loaded: the records that
+    /// broke it, and of those the ones it dropped.
+    pub expectations: BTreeMap<(String, String), ExpectationFigures>,
+}
+
+/// One expectation's figures in a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExpectationFigures {
+    /// Records that broke it.
+    pub failed: u64,
+    /// Of those, the ones it sent to the rejects (a `drop` expectation's).
+    pub dropped: u64,
 }
 
 /// Declares [`DatasetFigures`] from its figures, each once: its field, and
@@ -133,6 +145,11 @@ impl BatchReport {
         self.missing += other.missing;
         self.ignored += other.ignored;
         self.totals.absorb(&other.totals);
+        for (key, e) in other.expectations {
+            let mine = self.expectations.entry(key).or_default();
+            mine.failed += e.failed;
+            mine.dropped += e.dropped;
+        }
         self.catalog_failed = match (self.catalog_failed, other.catalog_failed) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
@@ -158,6 +175,27 @@ impl BatchReport {
     pub(crate) fn fail(&mut self, id: &str) {
         if !self.failures.iter().any(|f| f == id) {
             self.failures.push(id.to_string());
+        }
+    }
+}
+
+/// Adds the expectations' figures of the files of `dataset` loaded.
+pub(crate) fn tally_expectations(
+    report: &mut BatchReport,
+    dataset: &deltaload_core::Dataset,
+    outcomes: &[LoadOutcome],
+) {
+    for outcome in outcomes {
+        let LoadOutcome::Loaded(done) = outcome else {
+            continue;
+        };
+        for (rule, count) in dataset.expectations.iter().zip(&done.expectations) {
+            let key = (dataset.name.clone(), rule.name.clone());
+            let e = report.expectations.entry(key).or_default();
+            e.failed += count.failed;
+            if rule.drops() {
+                e.dropped += count.failed;
+            }
         }
     }
 }

@@ -82,7 +82,11 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
             )
         })?;
         for (shown, outcome) in shown.iter().zip(outcomes) {
+            let broken = expectation_lines(shown, &outcome, chosen);
             refused |= report(shown, outcome, deletes)?;
+            for line in broken {
+                out!("{line}");
+            }
         }
     }
     if let Some(database) = glue {
@@ -147,6 +151,31 @@ pub(crate) fn read(
         Ok(Expanded::Disk(expanded)) => Ok(on_disk(expanded)),
         Err(why) => Err(why.to_string()),
     }
+}
+
+/// A line per expectation of `dataset` that a loaded file's records broke:
+/// how many, and what it did to them.
+fn expectation_lines(
+    shown: &str,
+    outcome: &LoadOutcome,
+    dataset: &deltaload_core::Dataset,
+) -> Vec<String> {
+    let LoadOutcome::Loaded(done) = outcome else {
+        return Vec::new();
+    };
+    (dataset.expectations.iter().zip(&done.expectations))
+        .filter(|(_, count)| count.failed > 0)
+        .map(|(rule, count)| {
+            let did = match rule.on_fail() {
+                Some(deltaload_core::spec::OnFail::Drop) => "dropped to the rejects",
+                _ => "loaded",
+            };
+            format!(
+                "{shown}: expectation {} failed on {} of {} records ({did}): {}",
+                rule.name, count.failed, count.checked, rule.expression
+            )
+        })
+        .collect()
 }
 
 /// How a dataset's loads remove rows, as a file's line shows them.

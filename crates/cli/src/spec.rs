@@ -37,6 +37,10 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
                 out!("{file}: {count} dataset(s), valid, but the lake refuses a table (above)");
                 return Ok(ExitCode::FAILURE);
             }
+            if !expectations_compile(&shown)? {
+                out!("{file}: {count} dataset(s), but an expectation cannot be checked (above)");
+                return Ok(ExitCode::FAILURE);
+            }
             if !glue_holds(&shown, glue_database.as_deref())? {
                 out!("{file}: {count} dataset(s), valid, but Glue cannot hold a table (above)");
                 return Ok(ExitCode::FAILURE);
@@ -45,6 +49,19 @@ pub(crate) async fn run(command: &SpecCommand, dataset: Option<&str>) -> anyhow:
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether every expectation of `spec`'s datasets compiles: each one that
+/// does not is printed with why.
+fn expectations_compile(spec: &deltaload_core::Spec) -> std::io::Result<bool> {
+    let mut fine = true;
+    for d in &spec.datasets {
+        for problem in deltaload_lake::expectation_problems(d) {
+            out!("  {problem}");
+            fine = false;
+        }
+    }
+    Ok(fine)
 }
 
 /// Whether the Glue catalog can hold every table of `spec`'s datasets: each
@@ -133,6 +150,10 @@ fn describe(d: &Dataset, alone: bool) -> std::io::Result<()> {
         out!("  {line}");
     }
     writes(d)?;
+    for e in &d.expectations {
+        let action = e.on_fail().map_or("", |a| a.as_str());
+        out!("  expect {} ({action}): {}", e.name, e.expression);
+    }
     if d.format != deltaload_core::spec::Format::Csv {
         let extra = match d.extra_fields {
             deltaload_core::spec::ExtraFields::Refuse => "refused",

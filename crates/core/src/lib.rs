@@ -51,7 +51,7 @@ pub use identity::ContentId;
 pub use jsonl::{read_jsonl, read_jsonl_into};
 pub use newest::{newest_of, newest_per_key};
 pub use reader::{read_file, read_file_into, ParsedFile, Reject};
-pub use reconcile::{MergeCounts, Reconciliation};
+pub use reconcile::{ExpectationCount, MergeCounts, Reconciliation};
 pub use record::RejectReason;
 pub use sink::{Scalar, Sink};
 pub use spec::{

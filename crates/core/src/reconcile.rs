@@ -50,6 +50,24 @@ pub struct Reconciliation {
     pub closed: u64,
 }
 
+/// One expectation's figures in a file: the records checked (every parsed
+/// record but deletes), and those that broke it, whatever then became of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExpectationCount {
+    /// Records checked.
+    pub checked: u64,
+    /// Records that broke it.
+    pub failed: u64,
+}
+
+impl ExpectationCount {
+    /// Adds `other`'s figures (another piece of the same file) to these.
+    pub fn absorb(&mut self, other: ExpectationCount) {
+        self.checked += other.checked;
+        self.failed += other.failed;
+    }
+}
+
 impl Reconciliation {
     /// Builds the figures and checks that they balance.
     pub fn build(

@@ -73,7 +73,7 @@ pub enum RejectReason {
     /// A record that parsed, but breaks rules of the table it goes to (a
     /// CHECK constraint, an invariant).
     Broken {
-        /// Each rule broken, with its expression ([`crate::spec::Rule::broken`]).
+        /// Each rule broken, with its expression ([`crate::spec::Rule::breach`]).
         rules: Vec<String>,
     },
 }
@@ -126,7 +126,7 @@ impl fmt::Display for RejectReason {
             Self::FieldTwice { name } => write!(f, "field {} appears twice", shown(name)),
             Self::UnreadableCsv { detail } => write!(f, "unreadable CSV: {detail}"),
             Self::NotDebezium { detail } => write!(f, "is not a Debezium change event: {detail}"),
-            Self::Broken { rules } => write!(f, "breaks {}", rules.join("; ")),
+            Self::Broken { rules } => write!(f, "{}", rules.join("; ")),
         }
     }
 }

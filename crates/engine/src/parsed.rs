@@ -22,6 +22,8 @@ pub struct Parsed {
     pub spilled: Option<Spilled>,
     /// Every change of the file, of a dataset that keeps history.
     pub all: Option<RecordBatch>,
+    /// Per expectation of the dataset: records checked, and those that broke it.
+    pub expectations: Vec<deltaload_core::ExpectationCount>,
 }
 
 impl ReadFile for Parsed {
@@ -43,5 +45,9 @@ impl ReadFile for Parsed {
             None => self.changes.num_rows() as u64,
             Some(s) => s.distinct.get().copied().unwrap_or(0),
         }
+    }
+
+    fn expectations(&self) -> Vec<deltaload_core::ExpectationCount> {
+        self.expectations.clone()
     }
 }

@@ -23,6 +23,8 @@ pub struct FileChanges {
     /// Every change, in file order, of a dataset that keeps history (its
     /// versions are made of them all); `None` for the others.
     pub all: Option<RecordBatch>,
+    /// Per expectation of the dataset: records checked, and those that broke it.
+    pub expectations: Vec<deltaload_core::ExpectationCount>,
 }
 
 /// Reads a change file of `dataset` at `location` (a path or an object
@@ -79,6 +81,7 @@ pub fn read_changes(
         deletes,
         rejects: ingested.rejects,
         all,
+        expectations: ingested.expectations,
     }))
 }
 

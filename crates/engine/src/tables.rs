@@ -25,6 +25,9 @@ pub enum TableName {
     Ledger,
     /// `reconciliation`: each file's figures.
     Reconciliation,
+    /// `expectations`: each file's figures per expectation (when a dataset
+    /// of the lake's spec declares any).
+    Expectations,
 }
 
 impl TableName {
@@ -43,6 +46,9 @@ impl TableName {
             }
         }
         all.extend([Self::Ledger, Self::Reconciliation]);
+        if datasets.iter().any(|d| !d.expectations.is_empty()) {
+            all.push(Self::Expectations);
+        }
         all
     }
 
@@ -61,6 +67,7 @@ impl TableName {
             Self::HistoryLog(d) => d.history_log_table(),
             Self::Ledger => "ledger".to_string(),
             Self::Reconciliation => "reconciliation".to_string(),
+            Self::Expectations => "expectations".to_string(),
         }
     }
 
@@ -79,6 +86,7 @@ impl TableName {
             Self::HistoryLog(d) => crate::history::log_schema(d),
             Self::Ledger => ledger(),
             Self::Reconciliation => reconciliation(),
+            Self::Expectations => expectations(),
         }
     }
 
@@ -92,7 +100,9 @@ impl TableName {
                 (first.name.clone(), whole)
             }
             Self::Rejected(_) => ("source_file".to_string(), false),
-            Self::Ledger | Self::Reconciliation => ("location".to_string(), false),
+            Self::Ledger | Self::Reconciliation | Self::Expectations => {
+                ("location".to_string(), false)
+            }
         }
     }
 
@@ -128,6 +138,7 @@ impl TableName {
             }
             Self::Rejected(_) => "source_file, line_number".to_string(),
             Self::Ledger | Self::Reconciliation => "loaded_at, location".to_string(),
+            Self::Expectations => "loaded_at, location, dataset, expectation".to_string(),
         }
     }
 }
@@ -292,6 +303,21 @@ fn ledger() -> SchemaRef {
         Field::new("loaded_at", timestamp(), false),
         string("dataset", true),
         long("deleted", true),
+    ]))
+}
+
+/// `expectations`: a row per file version and expectation.
+fn expectations() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        string("location", false),
+        string("content_id", false),
+        string("dataset", false),
+        string("expectation", false),
+        string("rule", false),
+        string("on_fail", false),
+        long("records", false),
+        long("failed", false),
+        Field::new("loaded_at", timestamp(), false),
     ]))
 }
 

@@ -12,6 +12,9 @@ pub struct Loaded {
     pub orders_version: Option<u64>,
     /// The table's commit was found from an earlier, interrupted load of the same file.
     pub recovered: bool,
+    /// Per expectation of the dataset, in the spec's order: the records
+    /// checked and those that broke it.
+    pub expectations: Vec<deltaload_core::ExpectationCount>,
 }
 
 /// What became of a file.

@@ -9,7 +9,7 @@
 
 use crate::ledger::{FileKey, LedgerRow, Recorded};
 use crate::outcome::{Merged, Resume};
-use deltaload_core::{HeaderMismatch, Reconciliation};
+use deltaload_core::{ExpectationCount, HeaderMismatch, Reconciliation};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -38,6 +38,11 @@ pub trait ReadFile {
     /// Distinct keys among the changes (of a file read in pieces, known once
     /// its round's upsert has run).
     fn distinct(&self) -> u64;
+    /// Per expectation of the dataset, in the spec's order: the records
+    /// checked and those that broke it (none without expectations).
+    fn expectations(&self) -> Vec<ExpectationCount> {
+        Vec::new()
+    }
 }
 
 /// A file's identity: its key in the ledger, its size and the store's names.
@@ -83,6 +88,8 @@ pub struct FileFigures {
     pub key: FileKey,
     /// Its figures.
     pub figures: Reconciliation,
+    /// Per expectation of the dataset: records checked, and those that broke it.
+    pub expectations: Vec<ExpectationCount>,
 }
 
 /// The points of a load where a test may stop it dead.

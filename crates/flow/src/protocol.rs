@@ -337,6 +337,7 @@ async fn write_round<P: Source + Tables>(
                 .map(|figures| FileFigures {
                     key: key.clone(),
                     figures,
+                    expectations: file.expectations(),
                 })
                 .map_err(LoadError::Figures)
         })
@@ -361,6 +362,7 @@ async fn write_round<P: Source + Tables>(
             figures: f.figures,
             orders_version,
             recovered: merged.recovered,
+            expectations: f.expectations.clone(),
         }));
     }
     Ok(())

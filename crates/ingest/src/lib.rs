@@ -85,6 +85,9 @@ pub struct Ingested {
     /// The line each change starts on, while the dataset has rules
     /// ([`rules::apply`] uses them, then drops them).
     pub lines: Option<Vec<u64>>,
+    /// Per expectation of the dataset, in order: the records checked and
+    /// those that broke it ([`rules::apply`] counts them; empty before).
+    pub expectations: Vec<deltaload_core::ExpectationCount>,
 }
 
 impl Ingested {
@@ -146,6 +149,7 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
         rejects: parsed.rejects,
         whole_batches,
         lines,
+        expectations: Vec::new(),
     })
 }
 

@@ -3,7 +3,7 @@
 //! file's lines one by one.
 
 use super::*;
-use deltaload_core::spec::{Rule, RuleKind};
+use deltaload_core::spec::{OnFail, Rule, RuleKind};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -113,4 +113,83 @@ fn a_rule_that_cannot_be_evaluated_is_an_error_naming_the_dataset() {
         e.to_string().contains("dataset orders") && e.to_string().contains("division by zero"),
         "{e}"
     );
+}
+
+/// Three expectations over `order_id`: `warn` breaks multiples of 2, `drop`
+/// of 3, `fail` of `fail` (0: never); a null `amount` breaks `warn` too.
+struct Expectations {
+    fail: i64,
+}
+
+impl Check for Expectations {
+    fn holds(&self, batch: &RecordBatch) -> Result<Vec<BooleanArray>, String> {
+        let ids = batch
+            .column(0)
+            .as_primitive::<arrow_array::types::Int64Type>();
+        let amounts = batch.column(3);
+        let by =
+            |f: &dyn Fn(i64) -> bool| -> BooleanArray { ids.iter().map(|i| i.map(f)).collect() };
+        let warn: BooleanArray = (0..batch.num_rows())
+            .map(|r| (!amounts.is_null(r)).then(|| ids.value(r) % 2 != 0))
+            .collect();
+        Ok(vec![
+            warn,
+            by(&|i| i % 3 != 0),
+            by(&|i| self.fail == 0 || i % self.fail != 0),
+        ])
+    }
+}
+
+fn orders_expecting() -> Arc<Dataset> {
+    let mut d = Dataset::orders().as_ref().clone();
+    let rule = |name: &str, on_fail| Rule {
+        kind: RuleKind::Expectation(on_fail),
+        name: name.into(),
+        expression: format!("{name}(order_id)"),
+    };
+    d.expectations = vec![
+        rule("odd", OnFail::Warn),
+        rule("not_three", OnFail::Drop),
+        rule("not_fail", OnFail::Fail),
+    ];
+    d.rules = d.expectations.clone();
+    Arc::new(d)
+}
+
+proptest! {
+    #[test]
+    fn expectations_count_every_record_drop_theirs_and_fail_refuses_at_the_first_line(
+        ids in prop::collection::vec((1i64..30, prop::bool::weighted(0.2)), 0..30),
+        fail in prop_oneof![Just(0i64), 5i64..9],
+    ) {
+        let d = orders_expecting();
+        let mut text = format!("{HEADER}\n");
+        for (id, null_amount) in &ids {
+            let amount = if *null_amount { "" } else { "1.00" };
+            text.push_str(&format!("{id},c,new,{amount},EUR,,2026-10-01T00:00:00Z\n"));
+        }
+        let read = crate::read_changes(&d, text.as_bytes()).expect("reads");
+        let got = apply(&d, text.as_bytes(), read, &Expectations { fail });
+        // The model: every record checked; null fails `odd`.
+        let odd = ids.iter().filter(|(i, n)| *n || i % 2 == 0).count() as u64;
+        let three = ids.iter().filter(|(i, _)| i % 3 == 0).count() as u64;
+        let first_fail = ids.iter().position(|(i, _)| fail != 0 && i % fail == 0);
+        match (got, first_fail) {
+            (Err(IngestError::Refused(refused)), Some(at)) => {
+                let says = format!("line {} (the first to break it): expectation not_fail failed", at + 2);
+                prop_assert!(refused.problem.starts_with(&says), "{}", refused.problem);
+            }
+            (Ok(checked), None) => {
+                let n = ids.len() as u64;
+                let counts: Vec<(u64, u64)> = checked.expectations.iter().map(|c| (c.checked, c.failed)).collect();
+                prop_assert_eq!(counts, vec![(n, odd), (n, three), (n, 0)]);
+                prop_assert_eq!(checked.rejects.len() as u64, three);
+                prop_assert_eq!(checked.changes(), n - three);
+                for r in &checked.rejects {
+                    prop_assert_eq!(r.reason.to_string(), "expectation not_three failed: not_three(order_id)");
+                }
+            }
+            (other, expected) => prop_assert!(false, "{other:?} against a first fail at {expected:?}"),
+        }
+    }
 }

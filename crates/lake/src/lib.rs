@@ -45,6 +45,7 @@ pub use ops::show::{
 };
 pub use table::error::{self, LakeError};
 pub use table::location::{self, lake_url, local_source, LakeRoot};
+pub use table::rules::expectation_problems;
 pub use table::ORDERS_FILE_BYTES;
 pub use write::REWRITE_GROUP_BYTES;
 pub use write::{Engine, EngineWrites, OrdersFiles, Spills};
@@ -234,6 +235,7 @@ impl Lake {
         let shared = load::Shared {
             ledger: &mut self.tables.ledger,
             reconciliation: &mut self.tables.reconciliation,
+            expectations: self.tables.expectations.as_mut(),
             commit_retries: &mut self.commit_retries,
         };
         (writer, shared)

@@ -10,6 +10,7 @@
 //! body is not an S3 event (after `maxReceiveCount` it rests in the dead-letter
 //! queue) or when a read or a commit failed. A panic fails only its own message.
 
+mod figures;
 mod message;
 mod reading;
 
@@ -17,7 +18,6 @@ use crate::catalog::Catalog;
 pub use crate::deadline::DEFAULT_DEADLINE_MARGIN;
 use crate::error::AwsError;
 use crate::opening::{LakeSlot, Opening};
-use crate::report::tally;
 pub use crate::report::{BatchReport, DatasetFigures, UNROUTED};
 use crate::s3::{s3_client, S3Reader};
 use crate::settings::{Settings, Sources};
@@ -222,22 +222,6 @@ impl Handler {
         }
     }
 
-    /// Prints the batch's EMF lines, when asked; with one dataset, a line every
-    /// batch, as a heartbeat.
-    fn publish(&self, report: &mut BatchReport) {
-        if let ([only], true) = (self.spec.datasets.as_slice(), report.by_dataset.is_empty()) {
-            report
-                .by_dataset
-                .insert(only.name.clone(), DatasetFigures::default());
-        }
-        if let Some(namespace) = &self.metrics {
-            let now = chrono::Utc::now().timestamp_millis();
-            for line in crate::metrics::emf_lines(namespace, report, now) {
-                println!("{line}");
-            }
-        }
-    }
-
     async fn load_group(
         &self,
         ds: usize,
@@ -289,7 +273,7 @@ impl Handler {
             .instrument(span.clone())
             .await;
         match settle(together) {
-            Ok(outcomes) => tally(report, dataset, &outcomes),
+            Ok(outcomes) => self.tally(report, ds, &outcomes),
             Err(e) if ready.len() == 1 => {
                 let _entered = span.enter();
                 failed(&e);
@@ -308,7 +292,7 @@ impl Handler {
                             .await;
                     let _entered = span.enter();
                     match settle(alone) {
-                        Ok(outcomes) => tally(report, dataset, &outcomes),
+                        Ok(outcomes) => self.tally(report, ds, &outcomes),
                         Err(e) => {
                             failed(&e);
                             report.fail(&message.id);
@@ -317,26 +301,6 @@ impl Handler {
                 }
             }
         }
-    }
-
-    /// Registers the lake's tables in the Glue catalog, when there is one:
-    /// the tables it could not register (each logged), or `None`.
-    async fn sync_catalog(&self) -> Option<usize> {
-        let catalog = self.catalog.as_ref()?;
-        // A lake that could not be opened failed the loads already.
-        let tables = self.lake.get().await.ok()?.catalog_tables();
-        let started = Instant::now();
-        let synced = catalog.sync(tables).await;
-        tracing::debug!(
-            catalog_ms = started.elapsed().as_millis() as u64,
-            created = synced.created,
-            updated = synced.updated,
-            unchanged = synced.unchanged,
-            remembered = synced.remembered,
-            failed = synced.failed,
-            "catalog synced"
-        );
-        Some(synced.failed)
     }
 
     /// The lake, once open, held by this caller alone.

@@ -111,6 +111,7 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         generated,
     };
     let history = super::history::history(src, d, &columns, roles)?;
+    let expectations = super::expect::expectations(src, d)?;
     Ok(Dataset {
         history,
         snapshot,
@@ -133,7 +134,8 @@ fn dataset(src: &Source<'_>, d: &RawDataset) -> Result<Dataset, SpecError> {
         merge_on_read: d.merge_on_read.unwrap_or(false),
         change_data_feed: d.change_data_feed.unwrap_or(false),
         csv: csv(src, d.csv.as_ref().map(Spanned::get_ref))?,
-        rules: Vec::new(),
+        rules: expectations.clone(),
+        expectations,
     })
 }
 

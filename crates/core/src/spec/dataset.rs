@@ -70,12 +70,14 @@ pub struct Dataset {
     /// reads from a file: a preset's order
     /// ([`FEED_FILE`](super::preset::FEED_FILE), [`FEED_LINE`](super::preset::FEED_LINE)).
     pub generated: usize,
-    /// The rules a record must hold to be written: the CHECK constraints
+    /// The rules every record is checked against: the CHECK constraints
     /// and invariants of a table deltaload took over, which the adapter
-    /// adds when it opens the table (a spec declares none). Readers keep
-    /// each record's line while there are any, so that one breaking a rule
-    /// is rejected as a record that does not parse is.
+    /// puts first when it opens the table, then [`Dataset::expectations`].
+    /// Readers keep each record's line while there are any, so that one
+    /// breaking a rule is rejected as a record that does not parse is.
     pub rules: Vec<Rule>,
+    /// The spec's expectations (`[[dataset.expect]]`), in its order.
+    pub expectations: Vec<Rule>,
 }
 
 impl Dataset {

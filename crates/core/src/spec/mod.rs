@@ -11,6 +11,7 @@
 mod check;
 mod column;
 pub(crate) mod dataset;
+mod expect;
 mod feed;
 mod formats;
 mod history;
@@ -31,7 +32,7 @@ pub use formats::{CsvFormat, DeleteWhen, Encoding, ExtraFields, Format, HeaderMo
 pub use history::{History, END_AT, START_AT};
 pub use parse::SpecError;
 pub use preset::{Preset, DEBEZIUM_OP, DMS_OP, FEED_FILE, FEED_LINE};
-pub use rules::{Rule, RuleKind};
+pub use rules::{OnFail, Rule, RuleKind};
 pub use snapshot::{key_date, key_dates, Snapshot, SnapshotOrder};
 pub use tables::RESERVED_NAMES;
 

@@ -86,6 +86,17 @@ pub(crate) struct RawDataset {
     pub csv: Option<Spanned<RawCsv>>,
     #[serde(default)]
     pub columns: Vec<Spanned<RawColumn>>,
+    #[serde(default)]
+    pub expect: Vec<Spanned<RawExpect>>,
+}
+
+/// One `[[dataset.expect]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawExpect {
+    pub name: Spanned<String>,
+    pub rule: Spanned<String>,
+    pub on_fail: Option<Spanned<String>>,
 }
 
 impl RawDataset {

@@ -6,7 +6,7 @@ use super::parse::{RawDataset, Source, SpecError};
 use toml::Spanned;
 
 /// Names a dataset or a table may not take: the shared tables.
-pub const RESERVED_NAMES: [&str; 2] = ["ledger", "reconciliation"];
+pub const RESERVED_NAMES: [&str; 3] = ["ledger", "reconciliation", "expectations"];
 
 /// The dataset's `table` and `rejected_table`, each checked as a folder name.
 pub(crate) fn table_names(
@@ -57,7 +57,7 @@ fn folder_name(name: &str) -> Result<(), String> {
     }
     if RESERVED_NAMES.contains(&name) {
         return Err(
-            "is one of deltaload's shared tables (ledger, reconciliation): choose another".into(),
+            "is one of deltaload's shared tables (ledger, reconciliation, expectations): choose another".into(),
         );
     }
     Ok(())

@@ -12,6 +12,7 @@ mod runs;
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::SchemaRef;
+use deltaload_core::ExpectationCount;
 use deltaload_core::{pieces, Dataset, HeaderMismatch, Reject};
 use deltaload_ingest::rules::Check;
 use deltaload_ingest::DataError;
@@ -45,6 +46,9 @@ pub struct Spilled {
     pub schema: SchemaRef,
     /// Records that parsed.
     pub loaded: u64,
+    /// Per expectation of the dataset, over every piece: records checked,
+    /// and those that broke it.
+    pub expectations: Vec<deltaload_core::ExpectationCount>,
     /// Rows written to the runs, and their bytes in memory.
     written: (u64, u64),
     /// Sorted runs written while the file was read (before any were merged).
@@ -160,7 +164,7 @@ pub fn spill(
     let dir = SpillDir::new(&budget.spill_dir).map_err(DataError::io(&budget.spill_dir))?;
     let mut writer = RunWriter::new(dataset, table, (location, &dir), budget.run_bytes());
     let read = read_pieces(&mut source, (&head, check), rank.as_deref(), &mut writer)?;
-    let (rejects, loaded) = match read {
+    let (rejects, loaded, expectations) = match read {
         Ok(read) => read,
         Err(refused) => return Ok(Err(refused)),
     };
@@ -177,6 +181,7 @@ pub fn spill(
         runs,
         schema,
         loaded,
+        expectations,
         written,
         distinct: std::sync::OnceLock::new(),
     };
@@ -191,10 +196,11 @@ fn read_pieces(
     (head, check): (&[u8], &dyn Check),
     rank: Option<&str>,
     writer: &mut RunWriter<'_>,
-) -> Result<Result<(Vec<Reject>, u64), HeaderMismatch>, DataError> {
+) -> Result<Result<PiecesRead, HeaderMismatch>, DataError> {
     let dataset = source.dataset;
     let head_lines = pieces::line_ends(dataset, head);
     let (mut rejects, mut loaded) = (Vec::new(), 0u64);
+    let mut expectations = vec![ExpectationCount::default(); dataset.expectations.len()];
     let (mut at, mut lines) = (head.len() as u64, head_lines);
     // At least one piece: a file of only a header still yields its figures.
     loop {
@@ -225,6 +231,9 @@ fn read_pieces(
         lines += piece_lines;
         rejects.append(&mut part.rejects);
         loaded += part.changes();
+        for (sum, piece) in expectations.iter_mut().zip(&part.expectations) {
+            sum.absorb(*piece);
+        }
         writer.add(part.batches)?;
         tracing::debug!(
             read = at,
@@ -236,8 +245,12 @@ fn read_pieces(
             break;
         }
     }
-    Ok(Ok((rejects, loaded)))
+    Ok(Ok((rejects, loaded, expectations)))
 }
+
+/// What the pieces of a file gave: its rejects, the records loaded, and
+/// per expectation the records checked and those that broke it.
+type PiecesRead = (Vec<Reject>, u64, Vec<ExpectationCount>);
 
 impl Spilled {
     /// The bytes in memory of a change of the runs, on average.

@@ -14,10 +14,10 @@ use crate::load::intake::Intake;
 #[cfg(feature = "faults")]
 use crate::load::options::FaultPoint;
 use crate::load::options::LoadOptions;
-use crate::table::arrow_rows::ReconciliationRow;
+use crate::table::arrow_rows::{ExpectationRow, ReconciliationRow};
 use crate::table::error::LakeError;
 use crate::table::refresh;
-use crate::write::rejects::{replace_reconciliation, FileRejects};
+use crate::write::rejects::{replace_expectations, replace_reconciliation, FileRejects};
 use crate::write::Writer;
 use deltalake::arrow::record_batch::RecordBatch;
 use deltalake::DeltaTable;
@@ -37,6 +37,8 @@ pub(crate) struct Shared<'a> {
     pub ledger: &'a mut DeltaTable,
     /// `reconciliation`.
     pub reconciliation: &'a mut DeltaTable,
+    /// `expectations`, when a dataset of the spec declares any.
+    pub expectations: Option<&'a mut DeltaTable>,
     /// Load rounds run again after a commit conflict, since the lake was opened.
     pub commit_retries: &'a mut u64,
 }
@@ -176,17 +178,51 @@ impl deltaload_flow::Source for DatasetPort<'_> {
                 loaded: file.loaded,
                 spilled: None,
                 all: file.all,
+                expectations: file.expectations,
             },
             Intake::Spilled(spilled, rejects) => Parsed {
                 key,
                 changes: RecordBatch::new_empty(deltaload_ingest::changes_schema(&dataset)),
                 rejects,
                 loaded: spilled.loaded,
+                expectations: spilled.expectations.clone(),
                 spilled: Some(spilled),
                 all: None,
             },
             Intake::Refused(mismatch) => return Ok(deltaload_flow::Intake::Refused(mismatch)),
         }))
+    }
+}
+
+impl DatasetPort<'_> {
+    /// Replaces the files' rows of `expectations` with their figures per
+    /// expectation of the dataset (when the lake keeps the table).
+    async fn replace_expectations(
+        &mut self,
+        figures: &[FileFigures],
+        loaded_at: i64,
+    ) -> Result<(), LakeError> {
+        let Some(table) = self.shared.expectations.as_deref_mut() else {
+            return Ok(());
+        };
+        let dataset = self.writer.set.dataset.clone();
+        let files: Vec<(&str, &str)> = (figures.iter())
+            .map(|f| (f.key.location.as_str(), f.key.content_id.as_str()))
+            .collect();
+        let rows: Vec<ExpectationRow<'_>> = (figures.iter())
+            .flat_map(|f| {
+                (dataset.expectations.iter().zip(&f.expectations)).map(|(rule, count)| {
+                    ExpectationRow {
+                        dataset: &dataset.name,
+                        location: &f.key.location,
+                        content_id: &f.key.content_id,
+                        rule,
+                        count: *count,
+                    }
+                })
+            })
+            .collect();
+        replace_expectations(table, &files, &rows, loaded_at).await
     }
 }
 
@@ -274,10 +310,10 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
             .collect();
         let reconciliation = &mut *self.shared.reconciliation;
         let started = std::time::Instant::now();
-        let replaced =
-            replace_reconciliation(reconciliation, &rows, orders_version, loaded_at).await;
+        replace_reconciliation(reconciliation, &rows, orders_version, loaded_at).await?;
+        self.replace_expectations(figures, loaded_at).await?;
         spent(&mut self.steps.figures, started);
-        replaced
+        Ok(())
     }
 
     /// In test builds with the `faults` feature, aborts the process when a

@@ -184,6 +184,37 @@ pub(crate) fn reconciliation(
     )
 }
 
+/// One row of `expectations`: a file version's figures of one expectation.
+pub(crate) struct ExpectationRow<'a> {
+    pub dataset: &'a str,
+    pub location: &'a str,
+    pub content_id: &'a str,
+    pub rule: &'a deltaload_core::spec::Rule,
+    pub count: deltaload_core::ExpectationCount,
+}
+
+/// Rows of `expectations`, all written by one load.
+pub(crate) fn expectations(
+    rows: &[ExpectationRow<'_>],
+    loaded_at: i64,
+) -> Result<RecordBatch, LakeError> {
+    let on_fail = |r: &ExpectationRow<'_>| r.rule.on_fail().map(|a| a.as_str());
+    batch(
+        &TableName::Expectations,
+        vec![
+            strings(rows.iter().map(|r| Some(r.location))),
+            strings(rows.iter().map(|r| Some(r.content_id))),
+            strings(rows.iter().map(|r| Some(r.dataset))),
+            strings(rows.iter().map(|r| Some(r.rule.name.as_str()))),
+            strings(rows.iter().map(|r| Some(r.rule.expression.as_str()))),
+            strings(rows.iter().map(on_fail)),
+            counts(rows, |r| r.count.checked),
+            counts(rows, |r| r.count.failed),
+            utc(std::iter::repeat_n(Some(loaded_at), rows.len())),
+        ],
+    )
+}
+
 /// Rows of a dataset's table (its declared columns, in order) read back as rows.
 pub(crate) fn target_rows(dataset: &Dataset, batch: &RecordBatch) -> Result<Vec<Row>, LakeError> {
     let mut columns = Vec::with_capacity(dataset.columns.len());

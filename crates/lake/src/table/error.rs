@@ -167,6 +167,18 @@ pub enum LakeError {
         /// What it would take.
         remedy: String,
     },
+    #[error("dataset {dataset}: expectation {name} ({rule}) cannot be checked: {problem}; correct the rule in the spec (a SQL boolean over the dataset's declared columns, of one record)")]
+    /// An expectation of the spec that cannot be compiled.
+    Expectation {
+        /// The dataset.
+        dataset: String,
+        /// The expectation.
+        name: String,
+        /// Its rule.
+        rule: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     #[error("no table {table} at {url}: nothing has been loaded into this lake yet")]
     /// A table that does not exist yet.
     Missing {

@@ -8,9 +8,10 @@
 
 use crate::table::error::LakeError;
 use deltalake::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use deltalake::datafusion::common::tree_node::TreeNode;
 use deltalake::datafusion::common::DFSchema;
 use deltalake::datafusion::common::Result as DfResult;
-use deltalake::datafusion::logical_expr::ExprSchemable;
+use deltalake::datafusion::logical_expr::{Expr, ExprSchemable};
 use deltalake::datafusion::physical_expr::PhysicalExpr;
 use deltalake::datafusion::prelude::SessionContext;
 use deltalake::kernel::StructTypeExt;
@@ -54,38 +55,28 @@ fn boolean(array: &ArrayRef) -> Result<BooleanArray, String> {
     (array.as_boolean_opt().cloned()).ok_or_else(|| "a rule that is not boolean".to_string())
 }
 
-/// The rules of `table` (loaded, not yet written), dataset `d`'s table:
-/// the dataset with them, and what checks them; `None` for a table without
-/// any. A rule that cannot be checked refuses the table.
+/// The rules of `table` (loaded, not yet written), dataset `d`'s table,
+/// then `d`'s expectations: the dataset with them, and what checks them;
+/// `None` when there are none. A table's rule that cannot be checked
+/// refuses the table; an expectation that cannot, the spec.
 pub(crate) fn read(
     table: &DeltaTable,
     d: &Arc<Dataset>,
 ) -> Result<Option<(Arc<Dataset>, TableRules)>, LakeError> {
     let label = TableName::Target(d.clone()).as_str();
-    if table.version().is_none() {
+    let of_table = table_rules(table, &label)?;
+    if of_table.is_empty() && d.expectations.is_empty() {
         return Ok(None);
     }
-    let snapshot = table
-        .snapshot()
-        .map_err(LakeError::delta(&label, table.table_url()))?;
-    let rules = of(
-        snapshot.metadata().configuration().iter(),
-        snapshot.schema().get_invariants(),
-    );
-    let rules = match rules {
-        Ok(rules) if rules.is_empty() => return Ok(None),
-        Ok(rules) => rules,
-        Err(e) => return Err(refused(&label, RuleKind::Invariant, "its invariants", &e)),
-    };
-    if let Some((does, remedy)) = uncheckable(d, &rules[0]) {
+    if let Some((does, remedy)) = of_table.first().and_then(|r| uncheckable(d, r)) {
         return Err(LakeError::Unsupported {
             table: label,
-            feature: feature(rules[0].kind).to_string(),
+            feature: feature(of_table[0].kind).to_string(),
             does,
             remedy: remedy.to_string(),
         });
     }
-    let exprs = compile(d, &rules).map_err(|(rule, e)| {
+    let mut exprs = compile(d, &of_table).map_err(|(rule, e)| {
         refused(
             &label,
             rule.kind,
@@ -93,11 +84,53 @@ pub(crate) fn read(
             &e,
         )
     })?;
+    exprs.extend(compile(d, &d.expectations).map_err(|(rule, problem)| {
+        LakeError::Expectation {
+            dataset: d.name.clone(),
+            name: rule.name.clone(),
+            rule: rule.expression.clone(),
+            problem,
+        }
+    })?);
     let dataset = Arc::new(Dataset {
-        rules,
+        rules: of_table
+            .into_iter()
+            .chain(d.expectations.iter().cloned())
+            .collect(),
         ..(**d).clone()
     });
     Ok(Some((dataset, TableRules { exprs })))
+}
+
+/// Why each expectation of `d` that cannot be checked cannot (for `spec
+/// check`, with no lake): the error it would stop a load with.
+pub fn expectation_problems(d: &Dataset) -> Vec<LakeError> {
+    (d.expectations.iter())
+        .filter_map(|rule| {
+            let (_, problem) = compile(d, std::slice::from_ref(rule)).err()?;
+            Some(LakeError::Expectation {
+                dataset: d.name.clone(),
+                name: rule.name.clone(),
+                rule: rule.expression.clone(),
+                problem,
+            })
+        })
+        .collect()
+}
+
+/// The CHECK constraints and invariants of `table` (none when it does not exist yet).
+fn table_rules(table: &DeltaTable, label: &str) -> Result<Vec<Rule>, LakeError> {
+    if table.version().is_none() {
+        return Ok(Vec::new());
+    }
+    let snapshot = table
+        .snapshot()
+        .map_err(LakeError::delta(label, table.table_url()))?;
+    of(
+        snapshot.metadata().configuration().iter(),
+        snapshot.schema().get_invariants(),
+    )
+    .map_err(|e| refused(label, RuleKind::Invariant, "its invariants", &e))
 }
 
 /// The rules of a table's `properties` (its CHECK constraints, by name)
@@ -172,6 +205,9 @@ fn compile<'a>(
             &state,
         )
         .map_err(|e| failed(&e))?;
+        if let Some(why) = not_of_one_record(&expr) {
+            return Err(failed(&why));
+        }
         let ty = expr.get_type(&df_schema).map_err(|e| failed(&e))?;
         if ty != deltalake::arrow::datatypes::DataType::Boolean {
             return Err(failed(&format!("it is of type {ty}, not boolean")));
@@ -183,11 +219,30 @@ fn compile<'a>(
     rules.iter().map(one).collect()
 }
 
+/// Why `expr` is not a rule of one record, if it is not: an aggregate, a
+/// window function, a subquery, or a volatile function (`random()`,
+/// `now()`), whose value would not be the record's alone.
+fn not_of_one_record(expr: &Expr) -> Option<String> {
+    let mut why = None;
+    let _ = expr.exists(|e| {
+        why = match e {
+            Expr::AggregateFunction(_) => Some("it holds an aggregate function, and a rule is checked on one record at a time"),
+            Expr::WindowFunction(_) => Some("it holds a window function, and a rule is checked on one record at a time"),
+            Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_) => Some("it holds a subquery, and a rule reads the record alone"),
+            _ if e.is_volatile_node() => Some("it calls a volatile function (such as random() or now()), and a rule must give the same answer every time it is checked"),
+            _ => None,
+        };
+        Ok(why.is_some())
+    });
+    why.map(str::to_string)
+}
+
 /// The protocol feature a rule of `kind` belongs to.
 fn feature(kind: RuleKind) -> &'static str {
     match kind {
         RuleKind::Constraint => "checkConstraints",
         RuleKind::Invariant => "invariants",
+        RuleKind::Expectation(_) => "expectations",
     }
 }
 
@@ -258,6 +313,41 @@ mod tests {
         assert!(why.contains("weight"), "{why}");
         let (_, why) = compile(&d, &rules(&[("c", "amount + 1")])).expect_err("refused");
         assert!(why.contains("not boolean"), "{why}");
+    }
+
+    #[test]
+    fn expectations_that_are_not_a_boolean_of_one_record_are_refused_naming_why() {
+        let with = |rule: &str| {
+            let mut d = Dataset::orders().as_ref().clone();
+            d.expectations = vec![Rule {
+                kind: RuleKind::Expectation(deltaload_core::spec::OnFail::Drop),
+                name: "e".into(),
+                expression: rule.into(),
+            }];
+            expectation_problems(&d)
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(with("amount >= 0 AND status IN ('placed')").is_empty());
+        for (rule, says) in [
+            ("weight > 0", "weight"),
+            ("amount + 1", "not boolean"),
+            ("count(order_id) > 0", "aggregate"),
+            ("row_number() OVER () > 1", "window"),
+            ("amount > (SELECT 1)", "subquery"),
+            ("random() < 0.5", "volatile"),
+            ("amount >>> 0", "expectation e (amount >>> 0)"),
+        ] {
+            let got = with(rule);
+            assert_eq!(got.len(), 1, "{rule}: {got:?}");
+            assert!(got[0].contains(says), "{rule}: {}", got[0]);
+            assert!(
+                got[0].starts_with("dataset orders: expectation e"),
+                "{}",
+                got[0]
+            );
+        }
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub(crate) struct Tables {
     pub ledger: DeltaTable,
     /// `reconciliation`: each file's figures.
     pub reconciliation: DeltaTable,
+    /// `expectations`: each file's figures per expectation, when a dataset
+    /// of the spec declares any.
+    pub expectations: Option<DeltaTable>,
 }
 
 /// A dataset and its tables.
@@ -48,15 +51,25 @@ impl Tables {
         // log when the process exits panics in the Delta kernel's executor.
         let sets =
             futures::future::join_all((spec.datasets.iter()).map(|d| DatasetTables::open(root, d)));
-        let (sets, ledger, reconciliation) = futures::join!(
+        let expecting = spec.datasets.iter().any(|d| !d.expectations.is_empty());
+        let (sets, ledger, reconciliation, expectations) = futures::join!(
             sets,
             open_or_create(root, &TableName::Ledger),
             open_or_create(root, &TableName::Reconciliation),
+            async {
+                match expecting {
+                    true => open_or_create(root, &TableName::Expectations)
+                        .await
+                        .map(Some),
+                    false => Ok(None),
+                }
+            },
         );
         Ok(Self {
             sets: sets.into_iter().collect::<Result<Vec<_>, _>>()?,
             ledger: ledger?,
             reconciliation: reconciliation?,
+            expectations: expectations?,
         })
     }
 }
@@ -77,6 +90,7 @@ impl Tables {
             }
             TableName::Ledger => Some(&mut self.ledger),
             TableName::Reconciliation => Some(&mut self.reconciliation),
+            TableName::Expectations => self.expectations.as_mut(),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The per-file side tables a load replaces: a dataset's rejects and `reconciliation`.
 
-use crate::table::arrow_rows::{self, ReconciliationRow};
+use crate::table::arrow_rows::{self, ExpectationRow, ReconciliationRow};
 use crate::table::error::LakeError;
 use crate::table::refresh;
 use crate::write::replace::{replace_rows, Selection};
@@ -56,6 +56,26 @@ impl Writer<'_> {
 }
 
 /// Replaces the reconciliation rows of these file versions, in one commit.
+/// Replaces the `expectations` rows of the file versions of `files`
+/// (location, content) with `rows`: none left for a file whose dataset
+/// now declares none.
+pub(crate) async fn replace_expectations(
+    expectations: &mut DeltaTable,
+    files: &[(&str, &str)],
+    rows: &[ExpectationRow<'_>],
+    loaded_at: i64,
+) -> Result<(), LakeError> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let batch = arrow_rows::expectations(rows, loaded_at)?;
+    let selection = Selection::file_versions(files.iter().copied());
+    let name = TableName::Expectations;
+    let (table, _) = replace_rows(expectations, &name, vec![batch], selection).await?;
+    *expectations = table;
+    Ok(())
+}
+
 pub(crate) async fn replace_reconciliation(
     reconciliation: &mut DeltaTable,
     rows: &[ReconciliationRow<'_>],
