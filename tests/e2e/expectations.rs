@@ -90,8 +90,9 @@ fn files() -> impl Strategy<Value = Vec<Vec<Item>>> {
 
 /// Files, actions, a load order over all files with some again, and the
 /// sizes of the batches it is cut into.
-fn scenario() -> impl Strategy<Value = (Vec<Vec<Item>>, [&'static str; 3], Vec<usize>, Vec<usize>)>
-{
+type Scenario = (Vec<Vec<Item>>, [&'static str; 3], Vec<usize>, Vec<usize>);
+
+fn scenario() -> impl Strategy<Value = Scenario> {
     let action = prop::sample::select(vec!["warn", "drop", "fail"]);
     (files(), [action.clone(), action.clone(), action]).prop_flat_map(|(files, actions)| {
         let n = files.len();

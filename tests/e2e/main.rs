@@ -25,6 +25,7 @@ mod dms;
 mod event_batches;
 mod event_failures;
 mod events;
+mod expectation_events;
 mod expectations;
 mod feed_unknown_deletes;
 mod format_events;

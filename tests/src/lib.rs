@@ -240,6 +240,10 @@ pub async fn lake_state_of(
         )
         .await,
     );
+    if spec.datasets.iter().any(|d| !d.expectations.is_empty()) {
+        let columns = "location, content_id, dataset, expectation, rule, on_fail, records, failed";
+        tables.push(rows(TableName::Expectations, columns.into()).await);
+    }
     tables
         .into_iter()
         .map(|rows| {

@@ -14,4 +14,5 @@ fn the_documented_spec_file_is_valid() {
     let d = &spec.datasets[0];
     assert_eq!(d.name, "subscribers");
     assert!(d.delete_when.is_some() && !d.partition_by.is_empty());
+    assert_eq!(d.expectations.len(), 1, "the expectation is shown too");
 }

@@ -42,6 +42,9 @@ impl Tables {
         }
         all.push((TableName::Ledger, &self.ledger));
         all.push((TableName::Reconciliation, &self.reconciliation));
+        if let Some(t) = &self.expectations {
+            all.push((TableName::Expectations, t));
+        }
         (all.into_iter())
             .map(|(name, table)| (name.as_str(), describe(&name.as_str(), table)))
             .collect()
