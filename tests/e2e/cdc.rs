@@ -79,8 +79,10 @@ async fn a_dms_feed_deletes_rows_and_a_late_older_update_stays_deleted() {
         .collect();
     assert_eq!(ids, ["1", "3", "4"], "{shown}");
     assert!(shown.contains("ada@new.example.com"), "{shown}");
+    // The header: a temporary directory's random name may hold "Op".
+    let header = shown.lines().next().unwrap_or_default();
     assert!(
-        !shown.contains("Op"),
+        !header.split(',').any(|c| c == "Op"),
         "the delete column is never stored: {shown}"
     );
     let tombstones = ok(&sb, &["show", "tombstones_customers", "--format", "csv"]);
