@@ -284,3 +284,76 @@ fn a_dms_record_is_checked_once_decoded_and_its_deletes_are_not() {
         "{rows}"
     );
 }
+
+#[tokio::test]
+async fn two_processes_taking_turns_keep_every_file_s_figures() {
+    // Two lakes open on one root, as two warm Lambdas: each load must see
+    // the other's `expectations` commits, and every file keep its rows.
+    let sb = Sandbox::with_spec(Spec::parse(&orders_expecting(RULES), "orders.toml").unwrap());
+    let spec = sb.spec.clone();
+    let (mut a, mut b) = (
+        sb.lake().await,
+        Lake::open_spec(&sb.root, &spec).await.unwrap(),
+    );
+    // Compactions often: files whose locations span the others' files.
+    a.set_auto_compact(deltaload_lake::AutoCompact::at(2));
+    b.set_auto_compact(deltaload_lake::AutoCompact::at(2));
+    for n in 0..8i64 {
+        let body = format!(
+            "{HEADER}{}{}",
+            order(n * 10 + 1, "-1.00", "EUR"),
+            order(n * 10 + 2, "1.00", "JPY")
+        );
+        let path = sb.file(&format!("f{n}.csv"), body);
+        let file = SourceFile::in_memory(
+            deltaload_lake::local_source(path.to_str().unwrap()).unwrap(),
+            std::fs::read(&path).unwrap(),
+        );
+        let lake = if n % 2 == 0 { &mut a } else { &mut b };
+        let outcome = lake.load(&file, LoadOptions::default()).await.unwrap();
+        assert!(matches!(outcome, LoadOutcome::Loaded(_)), "{outcome:?}");
+    }
+    let figures = sb
+        .rows(
+            deltaload_lake::TableName::Expectations,
+            "location, expectation, failed",
+        )
+        .await;
+    assert_eq!(
+        figures.len(),
+        24,
+        "eight files, three rules each: {figures:?}"
+    );
+}
+
+#[test]
+fn validate_checks_the_expectations_as_a_load_would() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.dir.path().join("spec.toml"), orders_expecting(RULES)).unwrap();
+    let dropped = sb.file(
+        "a.csv",
+        format!(
+            "{HEADER}{}{}",
+            order(1, "-1.00", "EUR"),
+            order(2, "1.00", "EUR")
+        ),
+    );
+    let out = run(&sb, &["validate", dropped.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("2 records, 1 valid, 1 rejected"), "{said}");
+    assert!(
+        said.contains("line 2: expectation amount_not_negative failed: amount >= 0"),
+        "{said}"
+    );
+    let refused = sb.file("b.csv", format!("{HEADER}{}", order(0, "1.00", "EUR")));
+    let out = run(&sb, &["validate", refused.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "would be refused: line 2 (the first to break it): expectation no_zero_id failed"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}

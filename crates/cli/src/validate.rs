@@ -6,7 +6,11 @@ use deltaload_core::Spec;
 use std::process::ExitCode;
 
 pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
-    let dataset = spec.select(None).map_err(anyhow::Error::msg)?;
+    let chosen = spec.select(None).map_err(anyhow::Error::msg)?;
+    // Checked against the expectations as a load would (a file that breaks
+    // a `fail` one would be refused, a `drop` one's records rejected).
+    let (dataset, check) = deltaload_lake::expectations_check(chosen)?;
+    let dataset = dataset.as_ref();
     let (mut flawed, mut failed) = (false, false);
     for path in &args.files {
         let shown = path.display().to_string();
@@ -21,12 +25,7 @@ pub(crate) fn run(args: ValidateArgs, spec: &Spec) -> anyhow::Result<ExitCode> {
                     continue;
                 }
             };
-        let parsed = match deltaload_lake::read_changes(
-            dataset,
-            &shown,
-            &file.bytes,
-            &deltaload_lake::NoRules,
-        )? {
+        let parsed = match deltaload_lake::read_changes(dataset, &shown, &file.bytes, &*check)? {
             Ok(parsed) => parsed,
             Err(refused) => {
                 out!("{shown}: would be refused: {refused}");

@@ -45,7 +45,7 @@ pub use ops::show::{
 };
 pub use table::error::{self, LakeError};
 pub use table::location::{self, lake_url, local_source, LakeRoot};
-pub use table::rules::expectation_problems;
+pub use table::rules::{expectation_problems, expectations_check};
 pub use table::ORDERS_FILE_BYTES;
 pub use write::REWRITE_GROUP_BYTES;
 pub use write::{Engine, EngineWrites, OrdersFiles, Spills};

@@ -171,27 +171,35 @@ fn from_glue(t: &Table) -> GlueTable {
         parameters: sorted(t.parameters()),
         description: t.description().map(str::to_string),
         version_id: t.version_id().map(str::to_string),
+        kept: Some(Box::new(t.clone())),
     }
 }
 
-fn to_column(c: &GlueColumn) -> Result<Column, ApiError> {
+/// `c` as Glue's column, with the parameters `kept` (Glue's columns as
+/// read) gives a column of its name.
+fn to_column(c: &GlueColumn, kept: &[Column]) -> Result<Column, ApiError> {
+    let parameters = (kept.iter())
+        .find(|k| k.name() == c.name)
+        .and_then(|k| k.parameters().cloned());
     Column::builder()
         .name(&c.name)
         .r#type(&c.type_name)
         .set_comment(c.comment.clone())
+        .set_parameters(parameters)
         .build()
         .map_err(invalid)
 }
 
-/// [`GlueTable`] as Glue's input to create or update a table.
+/// [`GlueTable`] as Glue's input to create or update a table: what
+/// deltaload models from `t`, the rest carried over from the table read.
 fn to_glue(t: &GlueTable) -> Result<TableInput, ApiError> {
-    let columns = t
-        .columns
-        .iter()
-        .map(to_column)
+    let kept = t.kept.as_deref();
+    let kept_sd = kept.and_then(|k| k.storage_descriptor());
+    let columns = (t.columns.iter())
+        .map(|c| to_column(c, kept_sd.map_or(&[], |sd| sd.columns())))
         .collect::<Result<Vec<_>, _>>()?;
     let partition_keys = (t.partition_keys.iter())
-        .map(to_column)
+        .map(|c| to_column(c, kept.map_or(&[], |k| k.partition_keys())))
         .collect::<Result<Vec<_>, _>>()?;
     let serde = SerDeInfo::builder()
         .set_serialization_library(t.serde.clone())
@@ -203,6 +211,13 @@ fn to_glue(t: &GlueTable) -> Result<TableInput, ApiError> {
         .set_input_format(t.input_format.clone())
         .set_output_format(t.output_format.clone())
         .serde_info(serde)
+        .set_parameters(kept_sd.and_then(|sd| sd.parameters().cloned()))
+        .set_bucket_columns(kept_sd.map(|sd| sd.bucket_columns().to_vec()))
+        .set_sort_columns(kept_sd.map(|sd| sd.sort_columns().to_vec()))
+        .set_number_of_buckets(kept_sd.map(|sd| sd.number_of_buckets()))
+        .set_compressed(kept_sd.map(|sd| sd.compressed()))
+        .set_stored_as_sub_directories(kept_sd.map(|sd| sd.stored_as_sub_directories()))
+        .set_skewed_info(kept_sd.and_then(|sd| sd.skewed_info().cloned()))
         .build();
     TableInput::builder()
         .name(&t.name)
@@ -211,6 +226,53 @@ fn to_glue(t: &GlueTable) -> Result<TableInput, ApiError> {
         .storage_descriptor(sd)
         .set_partition_keys(Some(partition_keys))
         .set_parameters(Some(t.parameters.clone().into_iter().collect()))
+        .set_owner(kept.and_then(|k| k.owner().map(str::to_string)))
+        .set_retention(kept.map(|k| k.retention()))
+        .set_view_original_text(kept.and_then(|k| k.view_original_text().map(str::to_string)))
+        .set_view_expanded_text(kept.and_then(|k| k.view_expanded_text().map(str::to_string)))
+        .set_target_table(kept.and_then(|k| k.target_table().cloned()))
         .build()
         .map_err(invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn an_update_carries_over_what_deltaload_does_not_model() {
+        let params = |k: &str| HashMap::from([(k.to_string(), "v".to_string())]);
+        let column = Column::builder()
+            .name("id")
+            .r#type("bigint")
+            .set_parameters(Some(params("column.tag")))
+            .build()
+            .unwrap();
+        let sd = StorageDescriptor::builder()
+            .columns(column)
+            .location("s3://lake/orders/")
+            .set_parameters(Some(params("sd.tag")))
+            .build();
+        let table = Table::builder()
+            .name("orders")
+            .owner("data-team")
+            .retention(7)
+            .storage_descriptor(sd)
+            .build()
+            .unwrap();
+        let mut read = from_glue(&table);
+        read.columns.push(GlueColumn {
+            name: "note".into(),
+            type_name: "string".into(),
+            comment: None,
+        });
+        let input = to_glue(&read).unwrap();
+        assert_eq!(input.owner(), Some("data-team"));
+        assert_eq!(input.retention(), 7);
+        let sd = input.storage_descriptor().unwrap();
+        assert_eq!(sd.parameters(), Some(&params("sd.tag")));
+        assert_eq!(sd.columns()[0].parameters(), Some(&params("column.tag")));
+        assert_eq!(sd.columns()[1].name(), "note");
+    }
 }

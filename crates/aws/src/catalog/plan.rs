@@ -45,7 +45,7 @@ impl From<&CatalogColumn> for GlueColumn {
 }
 
 /// A table as Glue holds it (the parts deltaload reads and writes).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GlueTable {
     /// Its name.
     pub name: String,
@@ -71,10 +71,15 @@ pub struct GlueTable {
     pub description: Option<String>,
     /// The version Glue gave what was read (`None` for a table to create).
     pub version_id: Option<String>,
+    /// The table as Glue returned it, for what an update must carry over
+    /// that deltaload does not model (owner, retention, view texts, the
+    /// storage descriptor's and columns' parameters, buckets, ...):
+    /// `UpdateTable` replaces the whole table.
+    pub kept: Option<Box<aws_sdk_glue::types::Table>>,
 }
 
 /// What to do to Glue for one table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
     /// Create it.
     Create(GlueTable),
@@ -128,6 +133,20 @@ pub fn plan(wanted: &CatalogTable, existing: Option<&GlueTable>) -> Plan {
         Some(at) => {
             return Plan::Elsewhere {
                 location: at.clone(),
+            }
+        }
+        // No location and not an external table: a view, or a table of
+        // another kind by that name, left alone.
+        None if existing
+            .table_type
+            .as_deref()
+            .is_some_and(|t| t != EXTERNAL_TABLE) =>
+        {
+            return Plan::Elsewhere {
+                location: format!(
+                    "no location (a {})",
+                    existing.table_type.as_deref().unwrap_or_default()
+                ),
             }
         }
         // No location: a placeholder, which the registration completes.

@@ -265,3 +265,25 @@ fn an_update_never_drops_or_retypes_a_column_and_keeps_comments() {
     );
     assert_eq!(same, Plan::Nothing);
 }
+
+#[test]
+fn a_view_of_that_name_is_left_alone() {
+    let view = GlueTable {
+        name: "orders".into(),
+        table_type: Some("VIRTUAL_VIEW".into()),
+        ..GlueTable::default()
+    };
+    let plan = plan::plan(&orders(&[("id", "bigint")]), Some(&view));
+    assert_eq!(
+        plan,
+        Plan::Elsewhere {
+            location: "no location (a VIRTUAL_VIEW)".into()
+        }
+    );
+    let placeholder = GlueTable {
+        name: "orders".into(),
+        ..GlueTable::default()
+    };
+    let plan = plan::plan(&orders(&[("id", "bigint")]), Some(&placeholder));
+    assert!(matches!(plan, Plan::Update(_)), "{plan:?}");
+}

@@ -3,9 +3,10 @@
 //! lines printed.
 
 use super::Handler;
+use crate::catalog::Synced;
 use crate::report::{tally, BatchReport, DatasetFigures};
 use deltaload_lake::LoadOutcome;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl Handler {
     /// Prints the batch's EMF lines, when asked; with one dataset, a line every
@@ -31,14 +32,29 @@ impl Handler {
         crate::report::tally_expectations(report, dataset, outcomes);
     }
 
-    /// Registers the lake's tables in the Glue catalog, when there is one:
-    /// the tables it could not register (each logged), or `None`.
-    pub(super) async fn sync_catalog(&self) -> Option<usize> {
+    /// Registers the lake's tables in the Glue catalog, when there is one,
+    /// within `left` (the invocation's time but its margin) when given: the
+    /// tables it could not register (each logged; all of them when cut
+    /// short), or `None`.
+    pub(super) async fn sync_catalog(&self, left: Option<Duration>) -> Option<usize> {
         let catalog = self.catalog.as_ref()?;
         // A lake that could not be opened failed the loads already.
         let tables = self.lake.get().await.ok()?.catalog_tables();
-        let started = Instant::now();
-        let synced = catalog.sync(tables).await;
+        let (started, n) = (Instant::now(), tables.len());
+        let sync = catalog.sync(tables);
+        let synced = match left {
+            None => sync.await,
+            Some(left) => tokio::time::timeout(left, sync).await.unwrap_or_else(|_| {
+                tracing::warn!(
+                    tables = n,
+                    "catalog sync cut short by the invocation's deadline; the next load tries again"
+                );
+                Synced {
+                    failed: n,
+                    ..Synced::default()
+                }
+            }),
+        };
         tracing::debug!(
             catalog_ms = started.elapsed().as_millis() as u64,
             created = synced.created,

@@ -206,7 +206,8 @@ impl Handler {
             self.load_group(ds, group, opts, &mut report).await;
         }
         if loads && !near() {
-            report.catalog_failed = self.sync_catalog().await;
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now() + margin));
+            report.catalog_failed = self.sync_catalog(left).await;
         }
         self.publish(&mut report);
         report

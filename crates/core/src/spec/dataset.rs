@@ -70,9 +70,10 @@ pub struct Dataset {
     /// reads from a file: a preset's order
     /// ([`FEED_FILE`](super::preset::FEED_FILE), [`FEED_LINE`](super::preset::FEED_LINE)).
     pub generated: usize,
-    /// The rules every record is checked against: the CHECK constraints
-    /// and invariants of a table deltaload took over, which the adapter
-    /// puts first when it opens the table, then [`Dataset::expectations`].
+    /// The rules every record is checked against, which the adapter sets
+    /// when it opens the table (a spec's are empty): the CHECK constraints
+    /// and invariants of a table deltaload took over, then
+    /// [`Dataset::expectations`].
     /// Readers keep each record's line while there are any, so that one
     /// breaking a rule is rejected as a record that does not parse is.
     pub rules: Vec<Rule>,

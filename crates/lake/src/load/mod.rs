@@ -249,6 +249,11 @@ impl deltaload_flow::Tables for DatasetPort<'_> {
         let started = std::time::Instant::now();
         self.writer.refresh_writes().await?;
         refresh(self.shared.reconciliation, &TableName::Reconciliation).await?;
+        // Another process's commits, or every commit of this one is checked
+        // against all of them (and may conflict).
+        if let Some(expectations) = self.shared.expectations.as_deref_mut() {
+            refresh(expectations, &TableName::Expectations).await?;
+        }
         spent(&mut self.steps.refresh, started);
         Ok(self.writer.set.target.version())
     }

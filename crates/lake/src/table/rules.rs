@@ -102,6 +102,27 @@ pub(crate) fn read(
     Ok(Some((dataset, TableRules { exprs })))
 }
 
+/// Dataset `d` with its expectations as its rules, and what checks them
+/// (for `validate`, with no lake: the table's own rules are not read).
+pub fn expectations_check(
+    d: &Arc<Dataset>,
+) -> Result<(Arc<Dataset>, Box<dyn deltaload_ingest::rules::Check>), LakeError> {
+    if d.expectations.is_empty() {
+        return Ok((d.clone(), Box::new(deltaload_ingest::rules::NoRules)));
+    }
+    let exprs = compile(d, &d.expectations).map_err(|(rule, problem)| LakeError::Expectation {
+        dataset: d.name.clone(),
+        name: rule.name.clone(),
+        rule: rule.expression.clone(),
+        problem,
+    })?;
+    let dataset = Arc::new(Dataset {
+        rules: d.expectations.clone(),
+        ..(**d).clone()
+    });
+    Ok((dataset, Box::new(TableRules { exprs })))
+}
+
 /// Why each expectation of `d` that cannot be checked cannot (for `spec
 /// check`, with no lake): the error it would stop a load with.
 pub fn expectation_problems(d: &Dataset) -> Vec<LakeError> {
