@@ -357,3 +357,33 @@ fn validate_checks_the_expectations_as_a_load_would() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_debezium_event_is_checked_as_its_row_and_its_deletes_are_not() {
+    let sb = Sandbox::new();
+    let spec = "[[dataset]]\nname = \"people\"\npreset = \"debezium\"\nkeys = [\"id\"]\n\
+                [[dataset.columns]]\nname = \"id\"\ntype = \"bigint\"\n\
+                [[dataset.columns]]\nname = \"name\"\ntype = \"string\"\n\
+                [[dataset.expect]]\nname = \"has_name\"\nrule = \"name IS NOT NULL\"\non_fail = \"drop\"\n";
+    std::fs::write(sb.dir.path().join("spec.toml"), spec).unwrap();
+    let events = [
+        r#"{"before":null,"after":{"id":1,"name":"Ann"},"op":"c","source":{}}"#,
+        r#"{"before":null,"after":{"id":2,"name":null},"op":"c","source":{}}"#,
+        r#"{"before":{"id":1,"name":null},"after":null,"op":"d","source":{}}"#,
+        r#"{"id":3,"name":"Cy","__op":"c","__deleted":"false"}"#,
+    ];
+    let file = sb.file("people+0+0000000000.json", events.join("\n") + "\n");
+    let out = run(&sb, &["load", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Three upserts checked (the delete of 1, its name null, is not): one dropped.
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("expectation has_name failed on 1 of 3 records (dropped to the rejects)"),
+        "{printed}"
+    );
+    let rows = stdout(&run(&sb, &["show", "people", "--format", "csv"]));
+    assert!(
+        rows.contains("\n3,Cy,") && !rows.contains("\n1,") && !rows.contains("\n2,"),
+        "{rows}"
+    );
+}

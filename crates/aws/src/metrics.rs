@@ -126,6 +126,41 @@ mod tests {
     }
 
     #[test]
+    fn expectations_and_the_catalog_add_valid_lines_after_the_datasets() {
+        let mut batch = BatchReport::default();
+        batch
+            .by_dataset
+            .insert("orders".into(), DatasetFigures::default());
+        let e = crate::report::ExpectationFigures {
+            failed: 3,
+            dropped: 2,
+        };
+        batch
+            .expectations
+            .insert(("orders".into(), "amount_ok".into()), e);
+        batch.catalog_failed = Some(1);
+        let lines = emf_lines("deltaload", &batch, 1_790_000_000_000);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        for line in &lines {
+            valid_emf(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        }
+        let v: Value = serde_json::from_str(&lines[1]).unwrap();
+        assert_eq!(
+            (v["table"].as_str(), v["expectation"].as_str()),
+            (Some("orders"), Some("amount_ok"))
+        );
+        assert_eq!(
+            (
+                v["ExpectationFailed"].as_u64(),
+                v["ExpectationDropped"].as_u64()
+            ),
+            (Some(3), Some(2))
+        );
+        let v: Value = serde_json::from_str(&lines[2]).unwrap();
+        assert_eq!(v["CatalogSyncFailed"], 1);
+    }
+
+    #[test]
     fn batches_become_valid_emf_with_the_documented_names() {
         let report = DatasetFigures {
             loaded: 2,
