@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod attribution;
+pub mod avro_container;
 mod chunks;
 pub mod compression;
 pub mod contract;
