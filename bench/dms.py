@@ -86,6 +86,24 @@ def table_rows(binary, flags, lake):
     return len(rows), hash(tuple(map(tuple, rows)))
 
 
+def spec_cases(work, texts, setup, measured):
+    """A case per spec text of `texts` (name -> TOML), written to
+    `work`/NAME.toml, each loading `setup` then measuring `measured`."""
+    cases = {}
+    for name, text in texts.items():
+        spec = os.path.join(work, f"{name}.toml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write(text)
+        cases[name] = (["--spec", spec], setup, measured)
+    return cases
+
+
+def tables_of(binary, work, cases):
+    """[`table_rows`] of each case's last measured lake."""
+    return {name: table_rows(binary, cases[name][0], os.path.join(work, f"lake-{name}"))
+            for name in cases}
+
+
 def print_medians(figures):
     """Prints a table of the median wall seconds and peak MiB of each
     dataset's runs ((seconds, MiB) pairs); returns them."""

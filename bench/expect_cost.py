@@ -22,7 +22,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, measure, print_medians, prepare, table_rows  # noqa: E402
+from dms import COLUMNS, measure, prepare, print_medians, spec_cases, tables_of  # noqa: E402
 
 SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 
@@ -45,15 +45,10 @@ on_fail = "fail"
 
 def main():
     args, binary, work, (initial, changes) = prepare(__doc__, "expect")
-    cases = {}
-    for name, extra in {"plain": "", "rules": RULES}.items():
-        spec = os.path.join(work, f"{name}.toml")
-        with open(spec, "w", encoding="utf-8") as f:
-            f.write(SPEC + COLUMNS + extra)
-        cases[name] = (["--spec", spec], initial, changes)
+    texts = {name: SPEC + COLUMNS + extra for name, extra in {"plain": "", "rules": RULES}.items()}
+    cases = spec_cases(work, texts, initial, changes)
     figures = measure(binary, work, cases, args.repeat)
-    tables = {name: table_rows(binary, cases[name][0], os.path.join(work, f"lake-{name}"))
-              for name in cases}
+    tables = tables_of(binary, work, cases)
     medians = print_medians(figures)
     print(f"\nrules/plain time: {medians['rules'][0] / medians['plain'][0]:.3f} (goal <= 1.10)")
     equal = tables["rules"] == tables["plain"]

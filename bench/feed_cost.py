@@ -24,7 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dms import COLUMNS, measure, print_medians, prepare, table_rows  # noqa: E402
+from dms import COLUMNS, measure, prepare, print_medians, spec_cases, tables_of  # noqa: E402
 
 SPEC = '[[dataset]]\nname = "orders"\nkeys = ["order_id"]\nsequence_by = ["updated_at"]\n'
 
@@ -58,15 +58,10 @@ def main():
     extras = {"plain": mor, "feed": mor + "change_data_feed = true\n"}
     if args.history:
         extras["history"] = extras["feed"] + "history = true\n"
-    cases = {}
-    for name, extra in extras.items():
-        spec = os.path.join(work, f"{name}.toml")
-        with open(spec, "w", encoding="utf-8") as f:
-            f.write(SPEC + extra + COLUMNS)
-        cases[name] = (["--spec", spec], initial, changes)
+    texts = {name: SPEC + extra + COLUMNS for name, extra in extras.items()}
+    cases = spec_cases(work, texts, initial, changes)
     figures = measure(binary, work, cases, args.repeat)
-    tables = {name: table_rows(binary, cases[name][0], os.path.join(work, f"lake-{name}"))
-              for name in cases}
+    tables = tables_of(binary, work, cases)
     medians = print_medians(figures)
     for name in medians:
         if name != "plain":

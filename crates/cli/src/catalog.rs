@@ -2,13 +2,13 @@
 
 use crate::args::CatalogSyncArgs;
 use crate::output::out;
-use deltaload_aws::catalog::{Catalog, CatalogError, Change};
+use deltaload_aws::catalog::{wanted, Catalog, Change};
 use deltaload_lake::Lake;
 use std::process::ExitCode;
 
 /// Registers `lake`'s tables in Glue database `database` after a load: a
 /// table that could not be is logged, and the load's exit status stays.
-pub(crate) async fn after_load(database: &str, lake: &Lake) -> anyhow::Result<()> {
+pub(crate) async fn after_load(database: &str, lake: &mut Lake) -> anyhow::Result<()> {
     let aws = deltaload_aws::settings::aws_config_from_env().await?;
     let catalog = Catalog::new(&aws, database);
     let synced = catalog.sync(lake.catalog_tables()).await;
@@ -37,9 +37,8 @@ pub(crate) async fn sync(args: CatalogSyncArgs) -> anyhow::Result<ExitCode> {
     let mut failed = 0;
     let total = tables.len();
     for (i, (folder, described)) in tables.into_iter().enumerate() {
-        let done = match described.map_err(CatalogError::from) {
-            Ok(Ok(table)) => catalog.register(&table).await.map(|c| (table.name, c)),
-            Ok(Err(refused)) => Err(refused.into()),
+        let done = match wanted(described) {
+            Ok(table) => catalog.register(&table).await.map(|c| (table.name, c)),
             Err(e) => Err(e),
         };
         let at = format!("[{}/{total}] {folder}", i + 1);

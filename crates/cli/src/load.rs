@@ -91,7 +91,7 @@ pub(crate) async fn run(args: LoadArgs, spec: &Spec) -> anyhow::Result<ExitCode>
     }
     if let Some(database) = glue {
         // The files are loaded: a catalog that cannot be reached is said, not a failure.
-        if let Err(e) = crate::catalog::after_load(&database, &lake).await {
+        if let Err(e) = crate::catalog::after_load(&database, &mut lake).await {
             tracing::warn!(error = %e, "catalog sync failed; the files loaded");
             eprintln!("the tables were not registered in Glue ({e:#}); the files loaded: run `deltaload catalog sync` to register them");
         }

@@ -44,8 +44,8 @@ pub use ops::show::{
     Shown, DEFAULT_SHOW_LIMIT,
 };
 pub use table::error::{self, LakeError};
+pub use table::expectations::{expectation_problems, expectations_check};
 pub use table::location::{self, lake_url, local_source, LakeRoot};
-pub use table::rules::{expectation_problems, expectations_check};
 pub use table::ORDERS_FILE_BYTES;
 pub use write::REWRITE_GROUP_BYTES;
 pub use write::{Engine, EngineWrites, OrdersFiles, Spills};
@@ -189,7 +189,7 @@ impl Lake {
     /// Every table of the lake, by its folder name, as a data catalog would
     /// hold it (its schema and partitioning as the table has them now), or
     /// why it cannot, or why the table could not be read.
-    pub fn catalog_tables(&self) -> Vec<(String, Result<Described, LakeError>)> {
+    pub fn catalog_tables(&mut self) -> Vec<(String, Result<Described, LakeError>)> {
         self.tables.described()
     }
 

@@ -121,6 +121,12 @@ pub enum CatalogError {
     Lake(#[from] LakeError),
 }
 
+/// The table a lake's description (`Lake::catalog_tables`, `tables_under`)
+/// asks the catalog to hold, or why there is none to register.
+pub fn wanted(described: Result<Described, LakeError>) -> Result<CatalogTable, CatalogError> {
+    Ok(described??)
+}
+
 /// What registering one table did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
@@ -186,7 +192,8 @@ impl<A: GlueApi> Catalog<A> {
     }
 
     /// The API (tests).
-    pub fn api(&self) -> &A {
+    #[cfg(test)]
+    pub(crate) fn api(&self) -> &A {
         &self.api
     }
 
@@ -258,28 +265,22 @@ impl<A: GlueApi> Catalog<A> {
         let mut synced = Synced::default();
         let mut due = Vec::new();
         for (folder, described) in tables {
-            match described
-                .map_err(CatalogError::from)
-                .and_then(|d| d.map_err(CatalogError::from))
-            {
+            match wanted(described) {
                 Ok(t) if self.memory().registered.get(&t.name) == Some(&t) => {
                     synced.remembered += 1
                 }
-                Ok(t) => due.push((folder, Ok(t))),
-                Err(e) => due.push((folder, Err(e))),
+                Ok(t) => due.push((folder, t)),
+                Err(e) => self.failed(&mut synced, &folder, &e),
             }
         }
         let registered = futures::future::join_all(due.into_iter().map(|(folder, t)| async move {
-            let done = match &t {
-                Ok(t) => self.register(t).await,
-                Err(_) => Ok(Change::Unchanged),
-            };
+            let done = self.register(&t).await;
             (folder, t, done)
         }))
         .await;
-        for (folder, wanted, done) in registered {
-            match wanted.and_then(|t| done.map(|c| (t, c))) {
-                Ok((t, change)) => self.succeeded(&mut synced, t, change),
+        for (folder, t, done) in registered {
+            match done {
+                Ok(change) => self.succeeded(&mut synced, t, change),
                 Err(e) => self.failed(&mut synced, &folder, &e),
             }
         }

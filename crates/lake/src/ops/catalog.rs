@@ -26,27 +26,14 @@ fn describe(folder: &str, table: &DeltaTable) -> Result<Described, LakeError> {
 
 impl Tables {
     /// Every table of the lake, by its folder name, as the catalog would hold it.
-    pub(crate) fn described(&self) -> Vec<(String, Result<Described, LakeError>)> {
-        let mut all: Vec<(TableName, &DeltaTable)> = Vec::new();
-        for set in &self.sets {
-            let d = &set.dataset;
-            all.push((TableName::Target(d.clone()), &set.target));
-            all.push((TableName::Rejected(d.clone()), &set.rejected));
-            if let Some(t) = &set.tombstones {
-                all.push((TableName::Tombstones(d.clone()), t));
-            }
-            if let Some(h) = &set.history {
-                all.push((TableName::History(d.clone()), &h.versions));
-                all.push((TableName::HistoryLog(d.clone()), &h.log));
-            }
-        }
-        all.push((TableName::Ledger, &self.ledger));
-        all.push((TableName::Reconciliation, &self.reconciliation));
-        if let Some(t) = &self.expectations {
-            all.push((TableName::Expectations, t));
-        }
-        (all.into_iter())
-            .map(|(name, table)| (name.as_str(), describe(&name.as_str(), table)))
+    pub(crate) fn described(&mut self) -> Vec<(String, Result<Described, LakeError>)> {
+        let datasets: Vec<_> = self.sets.iter().map(|s| s.dataset.clone()).collect();
+        (TableName::all(&datasets).into_iter())
+            .filter_map(|name| {
+                let folder = name.as_str();
+                let table = self.table_mut(&name)?;
+                Some((folder.clone(), describe(&folder, table)))
+            })
             .collect()
     }
 }

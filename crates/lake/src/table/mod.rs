@@ -13,6 +13,7 @@ pub(crate) mod adopt;
 pub(crate) mod arrow_rows;
 pub mod error;
 pub(crate) mod evolve;
+pub(crate) mod expectations;
 pub(crate) mod features;
 pub mod location;
 pub(crate) mod nulls;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// A table's rules compiled against its dataset's changes.
 pub(crate) struct TableRules {
-    exprs: Vec<Arc<dyn PhysicalExpr>>,
+    pub(crate) exprs: Vec<Arc<dyn PhysicalExpr>>,
 }
 
 impl deltaload_ingest::rules::Check for TableRules {
@@ -84,14 +84,7 @@ pub(crate) fn read(
             &e,
         )
     })?;
-    exprs.extend(compile(d, &d.expectations).map_err(|(rule, problem)| {
-        LakeError::Expectation {
-            dataset: d.name.clone(),
-            name: rule.name.clone(),
-            rule: rule.expression.clone(),
-            problem,
-        }
-    })?);
+    exprs.extend(crate::table::expectations::compiled(d)?);
     let dataset = Arc::new(Dataset {
         rules: of_table
             .into_iter()
@@ -100,43 +93,6 @@ pub(crate) fn read(
         ..(**d).clone()
     });
     Ok(Some((dataset, TableRules { exprs })))
-}
-
-/// Dataset `d` with its expectations as its rules, and what checks them
-/// (for `validate`, with no lake: the table's own rules are not read).
-pub fn expectations_check(
-    d: &Arc<Dataset>,
-) -> Result<(Arc<Dataset>, Box<dyn deltaload_ingest::rules::Check>), LakeError> {
-    if d.expectations.is_empty() {
-        return Ok((d.clone(), Box::new(deltaload_ingest::rules::NoRules)));
-    }
-    let exprs = compile(d, &d.expectations).map_err(|(rule, problem)| LakeError::Expectation {
-        dataset: d.name.clone(),
-        name: rule.name.clone(),
-        rule: rule.expression.clone(),
-        problem,
-    })?;
-    let dataset = Arc::new(Dataset {
-        rules: d.expectations.clone(),
-        ..(**d).clone()
-    });
-    Ok((dataset, Box::new(TableRules { exprs })))
-}
-
-/// Why each expectation of `d` that cannot be checked cannot (for `spec
-/// check`, with no lake): the error it would stop a load with.
-pub fn expectation_problems(d: &Dataset) -> Vec<LakeError> {
-    (d.expectations.iter())
-        .filter_map(|rule| {
-            let (_, problem) = compile(d, std::slice::from_ref(rule)).err()?;
-            Some(LakeError::Expectation {
-                dataset: d.name.clone(),
-                name: rule.name.clone(),
-                rule: rule.expression.clone(),
-                problem,
-            })
-        })
-        .collect()
 }
 
 /// The CHECK constraints and invariants of `table` (none when it does not exist yet).
@@ -210,7 +166,7 @@ fn partial_updates(d: &Dataset) -> Option<&'static str> {
 
 /// Each rule compiled against the dataset's changes, or the first that
 /// does not compile, with why.
-fn compile<'a>(
+pub(crate) fn compile<'a>(
     d: &Dataset,
     rules: &'a [Rule],
 ) -> Result<Vec<Arc<dyn PhysicalExpr>>, (&'a Rule, String)> {
@@ -334,41 +290,6 @@ mod tests {
         assert!(why.contains("weight"), "{why}");
         let (_, why) = compile(&d, &rules(&[("c", "amount + 1")])).expect_err("refused");
         assert!(why.contains("not boolean"), "{why}");
-    }
-
-    #[test]
-    fn expectations_that_are_not_a_boolean_of_one_record_are_refused_naming_why() {
-        let with = |rule: &str| {
-            let mut d = Dataset::orders().as_ref().clone();
-            d.expectations = vec![Rule {
-                kind: RuleKind::Expectation(deltaload_core::spec::OnFail::Drop),
-                name: "e".into(),
-                expression: rule.into(),
-            }];
-            expectation_problems(&d)
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-        };
-        assert!(with("amount >= 0 AND status IN ('placed')").is_empty());
-        for (rule, says) in [
-            ("weight > 0", "weight"),
-            ("amount + 1", "not boolean"),
-            ("count(order_id) > 0", "aggregate"),
-            ("row_number() OVER () > 1", "window"),
-            ("amount > (SELECT 1)", "subquery"),
-            ("random() < 0.5", "volatile"),
-            ("amount >>> 0", "expectation e (amount >>> 0)"),
-        ] {
-            let got = with(rule);
-            assert_eq!(got.len(), 1, "{rule}: {got:?}");
-            assert!(got[0].contains(says), "{rule}: {}", got[0]);
-            assert!(
-                got[0].starts_with("dataset orders: expectation e"),
-                "{}",
-                got[0]
-            );
-        }
     }
 
     #[test]
