@@ -236,6 +236,68 @@ fn next_block<'a>(c: &mut Cursor<'a>, sync: &[u8; 16]) -> Result<Block<'a>, Cont
     })
 }
 
+/// The end of the header in `window` (the file's first bytes); `None` when
+/// the window holds no whole header yet. A window that is no header at all
+/// (or the whole file, `eof`) is taken whole: the reader refuses it.
+pub fn header_end(window: &[u8], eof: bool) -> Option<usize> {
+    if window.len() < MAGIC.len() && !eof {
+        return None;
+    }
+    match header(window) {
+        Ok(h) => Some(h.end),
+        Err(ContainerError::Truncated { .. }) if !eof => None,
+        Err(_) => Some(window.len()),
+    }
+}
+
+/// Each whole block of `bytes` (which start at a block, or at the file's
+/// header, which is skipped): where it ends, and its records. The sync
+/// markers are not compared (the reader does): this only finds the cuts.
+fn block_ends(bytes: &[u8]) -> impl Iterator<Item = (usize, u64)> + '_ {
+    let start = match bytes.starts_with(&MAGIC) {
+        true => header(bytes).map_or(bytes.len(), |h| h.end),
+        false => 0,
+    };
+    let mut c = Cursor { bytes, at: start };
+    std::iter::from_fn(move || {
+        if c.at >= bytes.len() {
+            return None;
+        }
+        let count = c.long("a block's record count").ok()?;
+        let size = c.long("a block's byte size").ok()?;
+        c.take(size, "a block").ok()?;
+        c.take(16, "a block's sync marker").ok()?;
+        Some((c.at, u64::try_from(count).ok()?))
+    })
+}
+
+/// The end of the last whole block of `window` (a piece of the file after
+/// its header, starting at a block); `None` when it holds none yet. At the
+/// end of the file (`eof`), or when what follows the whole blocks cannot be
+/// a block, the whole window (the reader refuses what it holds).
+pub fn piece_end(window: &[u8], eof: bool) -> Option<usize> {
+    if eof {
+        return Some(window.len());
+    }
+    let last = block_ends(window).last().map(|(end, _)| end);
+    let mut c = Cursor {
+        bytes: window,
+        at: last.unwrap_or(0),
+    };
+    // A negative count or size cannot grow into a block: stop there.
+    let broken =
+        matches!(c.long("count"), Ok(n) if n < 0) || matches!(c.long("size"), Ok(n) if n < 0);
+    match broken {
+        true => Some(window.len()),
+        false => last.filter(|&end| end > 0),
+    }
+}
+
+/// The records the whole blocks of `bytes` hold (its header skipped).
+pub fn records(bytes: &[u8]) -> u64 {
+    block_ends(bytes).map(|(_, n)| n).sum()
+}
+
 #[cfg(test)]
 #[path = "avro_container_tests.rs"]
 mod tests;

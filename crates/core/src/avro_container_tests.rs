@@ -158,3 +158,66 @@ proptest! {
         }
     }
 }
+
+/// The cut `cut` finds in `file` from `at`, its window doubled from
+/// `window` bytes until it finds one (as a large file's source does).
+fn grown(file: &[u8], at: usize, window: usize, cut: fn(&[u8], bool) -> Option<usize>) -> usize {
+    let mut size = window;
+    loop {
+        let end = (at + size).min(file.len());
+        let eof = end == file.len();
+        if let Some(found) = cut(&file[at..end], eof) {
+            return found;
+        }
+        assert!(!eof, "no cut at the end of the file");
+        size *= 2;
+    }
+}
+
+proptest! {
+    /// A file cut into pieces as a large file is (the header, then runs of
+    /// whole blocks found in windows of any size) gives back every block,
+    /// and the pieces' records add up to the file's.
+    #[test]
+    fn pieces_are_whole_blocks_whatever_the_window(
+        blocks_in in prop::collection::vec((0i64..5, prop::collection::vec(any::<u8>(), 0..40)), 0..6),
+        window in 1usize..200,
+    ) {
+        let meta: &[(&str, &[u8])] = &[("avro.codec", b"null")];
+        let file = container(meta, &blocks_in);
+        let head = grown(&file, 0, window, header_end);
+        prop_assert_eq!(head, header(&file).unwrap().end);
+        let (mut at, mut counted) = (head, 0u64);
+        let mut pieces = 0;
+        while at < file.len() {
+            let cut = grown(&file, at, window, piece_end);
+            prop_assert!(cut > 0);
+            let piece = [&file[..head], &file[at..at + cut]].concat();
+            let h = header(&piece).unwrap();
+            let read: Vec<_> = blocks(&piece, &h).collect::<Result<_, _>>().unwrap();
+            counted += read.iter().map(|b| b.count).sum::<u64>();
+            prop_assert_eq!(records(&file[at..at + cut]), read.iter().map(|b| b.count).sum::<u64>());
+            at += cut;
+            pieces += 1;
+        }
+        prop_assert_eq!(counted, blocks_in.iter().map(|(c, _)| *c as u64).sum::<u64>());
+        prop_assert_eq!(records(&file), counted);
+        prop_assert!(pieces <= blocks_in.len());
+    }
+}
+
+#[test]
+fn a_window_that_cannot_grow_into_a_block_is_taken_whole() {
+    let mut file = container(&[], &[(1, vec![2])]);
+    let head = header(&file).unwrap().end;
+    file.extend(long(-1));
+    file.extend([0; 8]);
+    assert_eq!(
+        piece_end(&file[head..], false),
+        Some(file.len() - head),
+        "a negative count after a whole block"
+    );
+    assert_eq!(header_end(b"Ob", false), None);
+    assert_eq!(header_end(b"Ob", true), Some(2));
+    assert_eq!(header_end(b"PAR1....", false), Some(8));
+}

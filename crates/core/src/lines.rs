@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 /// The raw text of the records of `bytes` (a whole file of `dataset`, or
 /// the text a reader was given) that start on `lines`, in the order asked;
-/// `None` for a line the text does not have, and for Parquet (whose rows
-/// have no text: the caller renders them).
+/// `None` for a line the text does not have, and for Parquet and Avro (whose
+/// rows have no text: the caller renders them).
 pub fn raw_records(dataset: &Dataset, bytes: &[u8], lines: &[u64]) -> Vec<Option<String>> {
     match dataset.format {
         Format::Csv => match crate::encoding::decode(dataset, bytes) {
@@ -27,7 +27,7 @@ pub fn raw_records(dataset: &Dataset, bytes: &[u8], lines: &[u64]) -> Vec<Option
             let line = |line: &u64| at.get(line).map(|&s| jsonl_line(body, s));
             lines.iter().map(line).collect()
         }
-        Format::Parquet => vec![None; lines.len()],
+        Format::Parquet | Format::Avro => vec![None; lines.len()],
     }
 }
 

@@ -18,6 +18,7 @@ use crate::spec::{Dataset, Format, HeaderMode, Preset};
 pub fn header_end(dataset: &Dataset, window: &[u8], eof: bool) -> Option<usize> {
     match (dataset.format, dataset.csv.header) {
         (Format::Csv, HeaderMode::None) | (Format::Jsonl, _) | (Format::Parquet, _) => Some(0),
+        (Format::Avro, _) => crate::avro_container::header_end(window, eof),
         (Format::Csv, _) => {
             let mut reader = crate::reader::csv_reader(dataset, window);
             let mut record = csv::ByteRecord::new();
@@ -72,6 +73,7 @@ pub fn piece_end(dataset: &Dataset, window: &[u8], eof: bool) -> Option<usize> {
             }
             last.and_then(|end| settle(window, end, false))
         }
+        Format::Avro => crate::avro_container::piece_end(window, eof),
         Format::Jsonl | Format::Parquet => window
             .iter()
             .rposition(|&b| b == b'\n')
@@ -107,20 +109,23 @@ pub fn with_header(head: &[u8], piece: &[u8]) -> Vec<u8> {
 }
 
 /// How many lines `bytes` ends, as the dataset's reader numbers lines: CSV
-/// counts LF, CRLF and a lone CR; JSON Lines counts LF.
+/// counts LF, CRLF and a lone CR; JSON Lines counts LF; an Avro file's
+/// "lines" are its records (the header holds none).
 pub fn line_ends(dataset: &Dataset, bytes: &[u8]) -> u64 {
     match dataset.format {
         Format::Csv => crate::reader::line_ends(bytes),
         Format::Jsonl | Format::Parquet => bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+        Format::Avro => crate::avro_container::records(bytes),
     }
 }
 
-/// Whether a file of `dataset` can be read in pieces: CSV in UTF-8 and JSON
-/// Lines (a Parquet file, or text in another encoding, is read whole).
+/// Whether a file of `dataset` can be read in pieces: CSV in UTF-8, JSON
+/// Lines, and Avro (its blocks; a Parquet file, or text in another
+/// encoding, is read whole).
 pub fn readable_in_pieces(dataset: &Dataset) -> bool {
     match dataset.format {
         Format::Csv => dataset.csv.encoding == crate::spec::Encoding::Utf8,
-        Format::Jsonl => true,
+        Format::Jsonl | Format::Avro => true,
         Format::Parquet => false,
     }
 }

@@ -7,6 +7,9 @@
 //! - [`columns`]: the Arrow sink, a builder per column.
 //! - [`parquet`]: the Parquet reader, its pages checked before the decoder
 //!   reads them, the schema before any row.
+//! - [`avro`]: the Avro reader, a block at a time, into the Parquet
+//!   reader's conversions; `debezium` and `connect`: Debezium's events and
+//!   Kafka Connect's annotated types in columnar files.
 //! - [`read_changes`]: a whole file of any format of the dataset.
 //! - [`rules`]: records that break the table's rules moved to the rejects.
 //! - [`source`]: a file to load, in memory or on local disk; [`expand`]:
@@ -17,8 +20,11 @@
 
 #![warn(missing_docs)]
 
+pub mod avro;
 pub mod budget;
 pub mod columns;
+mod connect;
+mod debezium;
 pub mod error;
 pub mod expand;
 pub mod parquet;
@@ -133,6 +139,7 @@ pub fn read_changes(dataset: &Dataset, bytes: &[u8]) -> Result<Ingested, IngestE
         Format::Csv => deltaload_core::read_file_into(dataset, bytes),
         Format::Jsonl => deltaload_core::read_jsonl_into(dataset, bytes),
         Format::Parquet => read_parquet(dataset, bytes),
+        Format::Avro => crate::avro::read_avro_into::<Columns>(dataset, bytes),
     }
     .map_err(IngestError::Refused)?;
     let mut changes = parsed.changes;

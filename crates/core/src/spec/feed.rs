@@ -41,7 +41,7 @@ pub(super) fn feed(
             Some(d.name.span()),
             format!(
                 "dataset {name:?} reads CSV files, whose header must hold the declared columns: \
-                 extra_fields applies to format = \"jsonl\" and \"parquet\"; remove it"
+                 extra_fields applies to format = \"jsonl\", \"parquet\" and \"avro\"; remove it"
             ),
         ));
     }
@@ -65,6 +65,7 @@ pub(super) fn format_of(d: &RawDataset) -> Format {
         None | Some(RawFormat::Csv) => Format::Csv,
         Some(RawFormat::Jsonl) => Format::Jsonl,
         Some(RawFormat::Parquet) => Format::Parquet,
+        Some(RawFormat::Avro) => Format::Avro,
     }
 }
 

@@ -47,6 +47,8 @@ pub enum Format {
     Jsonl,
     /// Apache Parquet, columns by name.
     Parquet,
+    /// Apache Avro object container files, fields by name.
+    Avro,
 }
 
 impl Format {
@@ -56,11 +58,12 @@ impl Format {
             Self::Csv => "csv",
             Self::Jsonl => "jsonl",
             Self::Parquet => "parquet",
+            Self::Avro => "avro",
         }
     }
 }
 
-/// What a JSON Lines or Parquet file's fields that the spec does not declare do.
+/// What a JSON Lines, Parquet or Avro file's fields that the spec does not declare do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExtraFields {
     /// The file is refused, naming them.

@@ -165,6 +165,7 @@ pub(crate) enum RawFormat {
     Csv,
     Jsonl,
     Parquet,
+    Avro,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -33,7 +33,8 @@ pub enum Preset {
     /// without an `Op` column, change files (`yyyyMMdd-HHmmss…`) with one.
     AwsDms,
     /// Debezium's change events as the Kafka Connect S3 sink writes them:
-    /// JSON Lines, files named `<topic>+<partition>+<start offset>.json`.
+    /// JSON Lines, Avro or Parquet, files named
+    /// `<topic>+<partition>+<start offset>.<json|avro|parquet>`.
     Debezium,
 }
 
@@ -63,7 +64,7 @@ impl Preset {
             Self::Debezium => offset_rank(base).ok_or_else(|| {
                 format!(
                     "file name {base:?} is not one the Kafka Connect S3 sink writes: expected \
-                     <topic>+<partition>+<start offset>.json, such as \
+                     <topic>+<partition>+<start offset>.json (or .avro, .parquet), such as \
                      dbserver1.inventory.customers+0+0000000042.json; the preset orders a \
                      table's changes by the offsets, so it loads no other file: rename the \
                      file or give the dataset a sequence_by column"
@@ -206,9 +207,13 @@ fn format_refused(preset: Preset, format: Format) -> Option<&'static str> {
         (Preset::AwsDms, Format::Jsonl) => {
             Some("AWS DMS writes CSV or Parquet files: set format = \"csv\" or \"parquet\"")
         }
-        (Preset::Debezium, Format::Csv | Format::Parquet) => Some(
-            "the S3 sink writes Debezium's events as JSON Lines: set format = \"jsonl\" or \
-             remove format",
+        (Preset::AwsDms, Format::Avro) => {
+            Some("AWS DMS writes CSV or Parquet files: set format = \"csv\" or \"parquet\"")
+        }
+        (Preset::Debezium, Format::Csv) => Some(
+            "the S3 sink writes Debezium's events as JSON Lines (JsonFormat), Avro \
+             (AvroFormat) or Parquet (ParquetFormat): set format = \"jsonl\", \"avro\" or \
+             \"parquet\", or remove format (JSON Lines)",
         ),
         _ => None,
     }

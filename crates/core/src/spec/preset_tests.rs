@@ -117,7 +117,11 @@ fn the_debezium_preset_reads_json_lines_by_offset_and_refuses_what_contradicts_i
         (DEBEZIUM_OP, &["d".to_string()][..])
     );
     let cases = [
-        ("format = \"csv\"", "v", "set format = \"jsonl\""),
+        (
+            "format = \"csv\"",
+            "v",
+            "set format = \"jsonl\", \"avro\" or",
+        ),
         (
             "delete_when = { column = \"op\", in = [\"d\"] }",
             "v",
@@ -127,6 +131,10 @@ fn the_debezium_preset_reads_json_lines_by_offset_and_refuses_what_contradicts_i
         ("", "__op", "column \"__op\" is a name the preset uses"),
         ("", "_feed_file", "is a name the preset uses"),
     ];
+    for format in ["avro", "parquet"] {
+        let d = debezium(&format!("format = \"{format}\""), "v").unwrap();
+        assert_eq!(d.datasets[0].format.as_str(), format);
+    }
     for (extra, column, expected) in cases {
         let e = debezium(extra, column).unwrap_err().to_string();
         assert!(e.contains(expected), "{extra}: {e}");

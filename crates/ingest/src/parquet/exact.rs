@@ -7,6 +7,7 @@
 
 use super::raw::{key_text, row_json};
 use super::schema::Plan;
+use super::Given;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Float64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
@@ -22,7 +23,7 @@ pub(super) fn exact_batch(
     dataset: &Dataset,
     plan: &Plan,
     batch: &RecordBatch,
-    before: u64,
+    (before, given): (u64, &Given<'_>),
     schema: &SchemaRef,
 ) -> Result<Option<(RecordBatch, Vec<Reject>)>, String> {
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(dataset.columns.len() + 1);
@@ -49,6 +50,7 @@ pub(super) fn exact_batch(
         }
         _ => (vec![false; n], vec![None; n]),
     };
+    given.first(&mut reason);
     let deletes = BooleanArray::from(deletes);
     refuse_nulls(dataset, &arrays, &deletes, &mut reason);
     if deletes.true_count() > 0 {
@@ -62,7 +64,7 @@ pub(super) fn exact_batch(
     arrays.push(Arc::new(deletes));
     let changes = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())?;
     let keep = BooleanArray::from(reason.iter().map(Option::is_none).collect::<Vec<_>>());
-    let rejects = rejects(dataset, plan, batch, before, reason);
+    let rejects = rejects(dataset, plan, (batch, given.shown(batch)), before, reason);
     if rejects.is_empty() {
         return Ok(Some((changes, rejects)));
     }
@@ -147,7 +149,7 @@ fn taken_as_is(array: &ArrayRef, to: &DataType) -> Option<ArrayRef> {
 fn rejects(
     dataset: &Dataset,
     plan: &Plan,
-    batch: &RecordBatch,
+    (batch, shown): (&RecordBatch, &RecordBatch),
     before: u64,
     reason: Vec<Option<RejectReason>>,
 ) -> Vec<Reject> {
@@ -160,7 +162,7 @@ fn rejects(
             let reason = r?;
             Some(Reject {
                 line: before + row as u64 + 1,
-                raw: row_json(batch, row),
+                raw: row_json(shown, row),
                 key: key_text(&keys, row),
                 reason,
             })
@@ -212,7 +214,8 @@ mod tests {
         fields.push(Field::new("deleted", DataType::Boolean, false));
         let schema = Arc::new(Schema::new(fields));
         crate::parquet::raw::ROWS_SHOWN.with(|shown| shown.set(0));
-        let taken = exact_batch(&dataset, &plan, &batch, 100, &schema).unwrap();
+        let given = Given::default();
+        let taken = exact_batch(&dataset, &plan, &batch, (100, &given), &schema).unwrap();
         let (changes, rejects) = taken.expect("the batch holds the dataset's types");
         assert_eq!(changes.num_rows(), 999);
         assert_eq!(rejects.len(), 1);

@@ -34,13 +34,15 @@ mod levels;
 mod pages;
 pub(crate) mod raw;
 mod rows;
-mod schema;
+pub(crate) mod schema;
 #[cfg(test)]
 mod tests;
 
+use arrow_array::RecordBatch;
 use bytes::Bytes;
-use deltaload_core::{Dataset, HeaderMismatch, ParsedFile, Rows, Sink};
+use deltaload_core::{Dataset, HeaderMismatch, ParsedFile, RejectReason, Rows, Sink};
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use schema::Plan;
 use std::fmt::Display;
 use std::sync::Arc;
 
@@ -97,6 +99,17 @@ pub fn read_parquet_into<S: ParquetSink>(
         .iter()
         .map(|f| f.name().clone())
         .collect();
+    if dataset.preset == Some(deltaload_core::spec::Preset::Debezium) {
+        let all: Vec<usize> = (0..found.len()).collect();
+        let reader = pages::reader(bytes, Arc::clone(meta.metadata()), &all, BATCH_ROWS)
+            .map_err(|e| unreadable(&found, &e))?;
+        let annotated = crate::connect::annotated(meta.metadata(), meta.schema());
+        let batches = reader.map(|b| {
+            let batch = b.map_err(|e| e.to_string())?;
+            crate::connect::with_schema(batch, &annotated)
+        });
+        return read_shaped(dataset, annotated.clone(), batches, &found);
+    }
     let plan = schema::plan(dataset, meta.schema())?;
     let reader = pages::reader(bytes, Arc::clone(meta.metadata()), &plan.read, BATCH_ROWS)
         .map_err(|e| unreadable(&found, &e))?;
@@ -104,19 +117,102 @@ pub fn read_parquet_into<S: ParquetSink>(
     let mut rows = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| unreadable(&found, &e))?;
-        let taken = match parsed.changes.batch_schema() {
-            Some(schema) => exact::exact_batch(dataset, &plan, &batch, rows, &schema)
-                .map_err(|e| unreadable(&found, &e))?,
-            None => None,
-        };
-        match taken {
-            Some((changes, rejects)) => {
-                parsed.changes.push_batch(changes);
-                parsed.rejects.extend(rejects);
+        take_batch(
+            dataset,
+            &plan,
+            &batch,
+            (rows, &Given::default()),
+            &mut parsed,
+        )
+        .map_err(|e| unreadable(&found, &e))?;
+        rows += batch.num_rows() as u64;
+    }
+    Ok(parsed)
+}
+
+/// What is known of a batch's rows before its columns are read: the batch
+/// a reject shows (the record as the file holds it, when the batch read is
+/// made from it; the batch itself otherwise), and per row why it is
+/// rejected whatever its columns hold (none when empty).
+#[derive(Debug, Default)]
+pub(crate) struct Given<'a> {
+    pub shown: Option<&'a RecordBatch>,
+    pub problems: Vec<Option<RejectReason>>,
+}
+
+impl Given<'_> {
+    /// Row `row`'s reason, if it has one.
+    fn problem(&self, row: usize) -> Option<RejectReason> {
+        self.problems.get(row).cloned().flatten()
+    }
+
+    /// `reason` with the given reasons first.
+    fn first(&self, reason: &mut [Option<RejectReason>]) {
+        for (r, given) in reason.iter_mut().zip(&self.problems) {
+            if given.is_some() {
+                r.clone_from(given);
             }
-            None => rows::read_batch(dataset, &plan, &batch, rows, &mut parsed)
-                .map_err(|e| unreadable(&found, &e))?,
         }
+    }
+
+    /// The batch a reject shows.
+    fn shown<'b>(&'b self, batch: &'b RecordBatch) -> &'b RecordBatch {
+        self.shown.unwrap_or(batch)
+    }
+}
+
+/// `batch` (the planned columns, its first row row `rows + 1` of the file)
+/// into `parsed`: whole when the sink takes batches of its types, else a
+/// row at a time. An error is a batch unlike the planned schema.
+fn take_batch<S: ParquetSink>(
+    dataset: &Dataset,
+    plan: &Plan,
+    batch: &RecordBatch,
+    (rows, given): (u64, &Given<'_>),
+    parsed: &mut ParsedFile<S>,
+) -> Result<(), String> {
+    let taken = match parsed.changes.batch_schema() {
+        Some(schema) => exact::exact_batch(dataset, plan, batch, (rows, given), &schema)?,
+        None => None,
+    };
+    match taken {
+        Some((changes, rejects)) => {
+            parsed.changes.push_batch(changes);
+            parsed.rejects.extend(rejects);
+            Ok(())
+        }
+        None => rows::read_batch(dataset, plan, batch, (rows, given), parsed),
+    }
+}
+
+/// Record batches of a columnar file whose records are made flat first
+/// (Debezium's shapes, Connect's annotations: [`crate::debezium::shaped`]),
+/// `schema` theirs, checked against the dataset before any is read.
+pub(crate) fn read_shaped<S: ParquetSink>(
+    dataset: &Dataset,
+    schema: arrow_schema::SchemaRef,
+    batches: impl Iterator<Item = Result<RecordBatch, String>>,
+    found: &[String],
+) -> Result<ParsedFile<S>, HeaderMismatch> {
+    let refused = |e: String| schema::refusal(dataset, found.to_vec(), e);
+    let empty = RecordBatch::new_empty(schema);
+    let flat = crate::debezium::shaped(dataset, empty).map_err(refused)?;
+    let plan = schema::plan(dataset, &flat.batch.schema())?;
+    let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
+    let mut rows = 0u64;
+    for batch in batches {
+        let batch = batch.map_err(refused)?;
+        let flat = crate::debezium::shaped(dataset, batch.clone()).map_err(refused)?;
+        let read = flat
+            .batch
+            .project(&plan.read)
+            .map_err(|e| refused(e.to_string()))?;
+        let debezium = dataset.preset == Some(deltaload_core::spec::Preset::Debezium);
+        let given = Given {
+            shown: debezium.then_some(&batch),
+            problems: flat.problems,
+        };
+        take_batch(dataset, &plan, &read, (rows, &given), &mut parsed).map_err(refused)?;
         rows += batch.num_rows() as u64;
     }
     Ok(parsed)

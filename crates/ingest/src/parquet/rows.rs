@@ -5,6 +5,7 @@
 use super::convert::{cells, delete_flags, operation_problems, Skip};
 use super::raw::{key_text, row_json};
 use super::schema::Plan;
+use super::Given;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use deltaload_core::{Column, Dataset, ParsedFile, Reject, RejectReason, Scalar, Sink, Value};
 
@@ -14,7 +15,7 @@ pub(super) fn read_batch<S: Sink>(
     dataset: &Dataset,
     plan: &Plan,
     batch: &RecordBatch,
-    before: u64,
+    (before, given): (u64, &Given<'_>),
     parsed: &mut ParsedFile<S>,
 ) -> Result<(), String> {
     let column = |at: usize| -> Result<&ArrayRef, String> {
@@ -47,9 +48,11 @@ pub(super) fn read_batch<S: Sink>(
             .as_ref()
             .map(|d| d.get(row).copied().unwrap_or(false));
         let values = &mut parsed.changes;
-        let mut reason = problem.take().map(|detail| RejectReason::Column {
-            name: (dataset.delete_when.as_ref()).map_or_else(String::new, |d| d.column.clone()),
-            detail,
+        let mut reason = given.problem(row).or_else(|| {
+            problem.take().map(|detail| RejectReason::Column {
+                name: (dataset.delete_when.as_ref()).map_or_else(String::new, |d| d.column.clone()),
+                detail,
+            })
         });
         for ((column, cells), &needed) in declared.iter().zip(&mut converted).zip(&needed) {
             let cell = cells.next().unwrap_or(Ok(Value::Null));
@@ -67,7 +70,7 @@ pub(super) fn read_batch<S: Sink>(
         values.drop_record();
         parsed.rejects.push(Reject {
             line: before + row as u64 + 1,
-            raw: row_json(batch, row),
+            raw: row_json(given.shown(batch), row),
             key: key_text(&keys, row),
             reason,
         });

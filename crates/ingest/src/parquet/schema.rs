@@ -93,7 +93,7 @@ pub(super) fn plan(dataset: &Dataset, schema: &Schema) -> Result<Plan, HeaderMis
 
 /// A refusal of the file: `found` its columns, `expected` the dataset's and
 /// the delete column.
-pub(super) fn refusal(dataset: &Dataset, found: Vec<String>, problem: String) -> HeaderMismatch {
+pub(crate) fn refusal(dataset: &Dataset, found: Vec<String>, problem: String) -> HeaderMismatch {
     HeaderMismatch::new(dataset, found, problem)
 }
 

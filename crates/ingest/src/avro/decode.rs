@@ -1,0 +1,94 @@
+//! A block's records decoded into Arrow by arrow-avro, one block at a time:
+//! each (already checked and expanded) is handed to arrow-avro's reader as a
+//! container of its own, uncompressed, whose one batch must hold exactly the
+//! block's records. The container's framing is read by
+//! [`deltaload_core::avro_container`], so a damaged file is refused there,
+//! and arrow-avro never sees a block it could misread for lack of a check.
+
+use arrow_array::RecordBatch;
+use arrow_avro::codec::Tz;
+use arrow_avro::reader::ReaderBuilder;
+use arrow_schema::SchemaRef;
+use deltaload_core::avro_container::{Header, MAGIC};
+use std::io::Read;
+
+/// The decoder of a file's blocks: its header as an uncompressed container.
+pub(super) struct Blocks {
+    head: Vec<u8>,
+    sync: [u8; 16],
+}
+
+impl Blocks {
+    /// The decoder of the blocks of the file whose header is `header`.
+    pub fn new(header: &Header) -> Self {
+        let mut head = MAGIC.to_vec();
+        let entries: Vec<(&str, &[u8])> = (header.metadata.iter())
+            .filter(|(k, _)| k != "avro.codec")
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+            .chain([("avro.codec", &b"null"[..])])
+            .collect();
+        long(&mut head, entries.len() as i64);
+        for (k, v) in entries {
+            long(&mut head, k.len() as i64);
+            head.extend_from_slice(k.as_bytes());
+            long(&mut head, v.len() as i64);
+            head.extend_from_slice(v);
+        }
+        long(&mut head, 0);
+        head.extend_from_slice(&header.sync);
+        Self {
+            head,
+            sync: header.sync,
+        }
+    }
+
+    /// The Arrow schema of the file's records (arrow-avro's mapping of
+    /// its writer schema); why not, when arrow-avro cannot read the schema.
+    pub fn schema(&self) -> Result<SchemaRef, String> {
+        let reader = builder(1).build(self.head.as_slice());
+        reader.map(|r| r.schema()).map_err(|e| e.to_string())
+    }
+
+    /// The `count` records of a block whose expanded bytes are `data`.
+    pub fn decode(&self, count: usize, data: &[u8]) -> Result<RecordBatch, String> {
+        let mut frame = Vec::with_capacity(20);
+        long(&mut frame, count as i64);
+        long(&mut frame, data.len() as i64);
+        let stream = (self.head.as_slice())
+            .chain(frame.as_slice())
+            .chain(data)
+            .chain(&self.sync[..]);
+        let mut reader = builder(count).build(stream).map_err(|e| e.to_string())?;
+        let batch = match reader.next() {
+            Some(batch) => batch.map_err(|e| e.to_string())?,
+            None => return Err(format!("a block of {count} records holds none")),
+        };
+        match batch.num_rows() == count {
+            true => Ok(batch),
+            false => Err(format!(
+                "a block states {count} records and holds {}",
+                batch.num_rows()
+            )),
+        }
+    }
+}
+
+fn builder(batch_size: usize) -> ReaderBuilder {
+    ReaderBuilder::new()
+        .with_batch_size(batch_size)
+        .with_tz(Tz::Utc)
+}
+
+/// An Avro `long` (zig-zag, variable length) appended to `out`.
+fn long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    loop {
+        let byte = (z & 0x7f) as u8;
+        z >>= 7;
+        if z == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}

@@ -1,0 +1,300 @@
+//! Columns of an Avro record (or of a Parquet file written from one) given
+//! the types their annotations say: Kafka Connect's and Debezium's
+//! `connect.name` (dates as days, timestamps as milliseconds, microseconds
+//! or nanoseconds since the epoch, decimals as unscaled bytes) and Avro's
+//! `uuid`, as arrow-avro leaves them in each field's metadata (a JSON
+//! value, a string quoted). A decimal wider than a table's 38 digits
+//! becomes its exact text, so that each value that does not fit its
+//! column is a reject, not the whole file refused. Every other column is
+//! left as it is.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::types::{TimestampMicrosecondType, TimestampMillisecondType};
+use arrow_array::{Array, ArrayRef, Date32Array, RecordBatch, StringArray};
+use arrow_buffer::i256;
+use arrow_schema::{DataType, Field, Schema};
+use std::sync::Arc;
+
+/// The annotation of a field that changes how its values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Meaning {
+    /// `io.debezium.time.Date`: days since the epoch.
+    Days,
+    /// `io.debezium.time.Timestamp`, Connect's `Timestamp` on a `long`.
+    Millis,
+    /// `io.debezium.time.MicroTimestamp`.
+    Micros,
+    /// `io.debezium.time.NanoTimestamp` (microseconds kept, as in JSON Lines).
+    Nanos,
+    /// Connect's `Decimal` on bytes without Avro's `decimal`: the scale.
+    Unscaled(u32),
+    /// Avro's `uuid` on 16 fixed bytes.
+    Uuid,
+}
+
+/// The metadata value `key` of `field`, a JSON string unquoted.
+fn annotation(field: &Field, key: &str) -> Option<String> {
+    let raw = field.metadata().get(key)?;
+    Some(serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.clone()))
+}
+
+fn meaning(field: &Field) -> Option<Meaning> {
+    let name = annotation(field, "connect.name");
+    Some(match (name.as_deref(), field.data_type()) {
+        (Some("io.debezium.time.Date"), DataType::Int32) => Meaning::Days,
+        (
+            Some("io.debezium.time.Timestamp" | "org.apache.kafka.connect.data.Timestamp"),
+            DataType::Int64,
+        ) => Meaning::Millis,
+        (Some("io.debezium.time.MicroTimestamp"), DataType::Int64) => Meaning::Micros,
+        (Some("io.debezium.time.NanoTimestamp"), DataType::Int64) => Meaning::Nanos,
+        (Some("org.apache.kafka.connect.data.Decimal"), DataType::Binary) => {
+            Meaning::Unscaled(scale(field)?)
+        }
+        (_, DataType::FixedSizeBinary(16))
+            if annotation(field, "logicalType").as_deref() == Some("uuid") =>
+        {
+            Meaning::Uuid
+        }
+        _ => return None,
+    })
+}
+
+/// A Connect decimal's scale: `connect.parameters`' `scale` (a string).
+fn scale(field: &Field) -> Option<u32> {
+    let raw = field.metadata().get("connect.parameters")?;
+    let params: serde_json::Value = serde_json::from_str(raw).ok()?;
+    match params.get("scale")? {
+        serde_json::Value::String(s) => s.parse().ok(),
+        serde_json::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        _ => None,
+    }
+}
+
+/// `batch` with each annotated column (and each decimal of more than 38
+/// digits) converted; the others as they are.
+pub(crate) fn normalize(batch: RecordBatch) -> Result<RecordBatch, String> {
+    let schema = batch.schema();
+    let mut changed = false;
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut arrays = Vec::with_capacity(fields.capacity());
+    for (field, array) in schema.fields().iter().zip(batch.columns()) {
+        match column(field, array) {
+            Some(array) => {
+                changed = true;
+                let f = Field::new(field.name(), array.data_type().clone(), true);
+                fields.push(Arc::new(f.with_metadata(field.metadata().clone())));
+                arrays.push(array);
+            }
+            None => {
+                fields.push(field.clone());
+                arrays.push(array.clone());
+            }
+        }
+    }
+    if !changed {
+        return Ok(batch);
+    }
+    let schema = Arc::new(Schema::new(fields));
+    RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())
+}
+
+/// `array` converted, when its field says so.
+fn column(field: &Field, array: &ArrayRef) -> Option<ArrayRef> {
+    if let DataType::Decimal256(_, scale) = array.data_type() {
+        let values = array.as_primitive::<arrow_array::types::Decimal256Type>();
+        let text = values.iter().map(|v| v.map(|v| scaled(v, *scale as i32)));
+        return Some(Arc::new(text.collect::<StringArray>()));
+    }
+    Some(match meaning(field)? {
+        Meaning::Days => {
+            let days = array.as_primitive::<Int32Type>();
+            Arc::new(Date32Array::new(
+                days.values().clone(),
+                days.nulls().cloned(),
+            ))
+        }
+        Meaning::Millis => {
+            let ms = array.as_primitive::<Int64Type>();
+            Arc::new((ms.reinterpret_cast::<TimestampMillisecondType>()).with_timezone("UTC"))
+        }
+        Meaning::Micros => {
+            let us = array.as_primitive::<Int64Type>();
+            Arc::new((us.reinterpret_cast::<TimestampMicrosecondType>()).with_timezone("UTC"))
+        }
+        Meaning::Nanos => {
+            let ns = array.as_primitive::<Int64Type>();
+            let us = ns.unary::<_, TimestampMicrosecondType>(|v| v.div_euclid(1000));
+            Arc::new(us.with_timezone("UTC"))
+        }
+        Meaning::Unscaled(scale) => {
+            let bytes = array.as_binary::<i32>();
+            let text = bytes.iter().map(|b| b.map(|b| unscaled(b, scale as i32)));
+            Arc::new(text.collect::<StringArray>())
+        }
+        Meaning::Uuid => {
+            let fixed = array.as_fixed_size_binary();
+            let text = fixed.iter().map(|b| {
+                b.and_then(|b| uuid::Uuid::from_slice(b).ok())
+                    .map(|u| u.hyphenated().to_string())
+            });
+            Arc::new(text.collect::<StringArray>())
+        }
+    })
+}
+
+/// Big-endian two's-complement `bytes` at `scale` as decimal text; a value
+/// of more than 32 bytes as a text no column reads.
+fn unscaled(bytes: &[u8], scale: i32) -> String {
+    if bytes.is_empty() || bytes.len() > 32 {
+        return format!("(an unscaled decimal of {} bytes)", bytes.len());
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut wide = [fill; 32];
+    wide[32 - bytes.len()..].copy_from_slice(bytes);
+    scaled(i256::from_be_bytes(wide), scale)
+}
+
+/// `value` at `scale` as decimal text: 12345 at 2 is `123.45`.
+fn scaled(value: i256, scale: i32) -> String {
+    let digits = value.to_string();
+    let (sign, digits) = match digits.strip_prefix('-') {
+        Some(d) => ("-", d.to_string()),
+        None => ("", digits),
+    };
+    if scale <= 0 {
+        let zeros = "0".repeat(scale.unsigned_abs() as usize);
+        return format!("{sign}{digits}{zeros}");
+    }
+    let scale = scale as usize;
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{sign}{int}.{frac}")
+}
+
+/// The file's Arrow `schema` with the annotations of the Avro schema a
+/// Parquet writer of Avro records (parquet-avro, as Kafka Connect's
+/// ParquetFormat uses) keeps in the key `parquet.avro.schema`, nested
+/// records included; `schema` as it is without one.
+pub(crate) fn annotated(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    schema: &arrow_schema::SchemaRef,
+) -> arrow_schema::SchemaRef {
+    let kv = metadata.file_metadata().key_value_metadata();
+    let avro = (kv.into_iter().flatten())
+        .find(|kv| kv.key == "parquet.avro.schema")
+        .and_then(|kv| kv.value.as_deref())
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
+    let Some(avro) = avro else {
+        return schema.clone();
+    };
+    let fields: Vec<Field> = (schema.fields().iter())
+        .map(|f| annotate(f, record_field(&avro, f.name())))
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// The type of field `name` of Avro record schema `record`.
+fn record_field<'a>(record: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    let fields = record.get("fields")?.as_array()?;
+    let field = fields
+        .iter()
+        .find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))?;
+    let ty = field.get("type")?;
+    // A nullable field is a union with null: its other branch.
+    match ty.as_array() {
+        Some(branches) => branches.iter().find(|b| b.as_str() != Some("null")),
+        None => Some(ty),
+    }
+}
+
+/// `field` with the annotations of Avro type `ty` (and its record's fields').
+fn annotate(field: &Field, ty: Option<&serde_json::Value>) -> Field {
+    let Some(obj) = ty.and_then(|t| t.as_object()) else {
+        return field.clone();
+    };
+    let mut md = field.metadata().clone();
+    for key in ["connect.name", "connect.parameters", "logicalType"] {
+        if let Some(v) = obj.get(key) {
+            md.insert(key.to_string(), v.to_string());
+        }
+    }
+    let dt = match field.data_type() {
+        DataType::Struct(children) => DataType::Struct(
+            (children.iter())
+                .map(|c| annotate(c, ty.and_then(|t| record_field(t, c.name()))))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    Field::new(field.name(), dt, field.is_nullable()).with_metadata(md)
+}
+
+/// `batch` under `schema` (its own, with annotations in the metadata).
+pub(crate) fn with_schema(
+    batch: RecordBatch,
+    schema: &arrow_schema::SchemaRef,
+) -> Result<RecordBatch, String> {
+    if batch.schema().fields().len() != schema.fields().len() {
+        return Err("a row group has columns other than the file's".to_string());
+    }
+    let arrays = (batch.columns().iter().zip(schema.fields()))
+        .map(|(a, f)| retyped(a, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())
+}
+
+/// `array` as `field` types it (a record's fields annotated).
+fn retyped(array: &ArrayRef, field: &Field) -> Result<ArrayRef, String> {
+    let (DataType::Struct(fields), Some(s)) = (field.data_type(), array.as_struct_opt()) else {
+        return Ok(array.clone());
+    };
+    let children = (s.columns().iter().zip(fields))
+        .map(|(a, f)| retyped(a, f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let s = arrow_array::StructArray::try_new(fields.clone(), children, s.nulls().cloned());
+    Ok(Arc::new(s.map_err(|e| e.to_string())?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BinaryArray, Int64Array};
+    use std::collections::HashMap;
+
+    fn annotated(name: &str, dt: DataType, connect: &str) -> Field {
+        let md = HashMap::from([("connect.name".to_string(), format!("\"{connect}\""))]);
+        Field::new(name, dt, true).with_metadata(md)
+    }
+
+    #[test]
+    fn debezium_times_and_unscaled_decimals_read_as_their_types() {
+        let micros: ArrayRef = Arc::new(Int64Array::from(vec![Some(1_500_000), None]));
+        let f = annotated("t", DataType::Int64, "io.debezium.time.MicroTimestamp");
+        let out = column(&f, &micros).unwrap();
+        assert_eq!(
+            out.data_type(),
+            &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()))
+        );
+        assert!(out.is_null(1));
+        let nanos: ArrayRef = Arc::new(Int64Array::from(vec![-1_500]));
+        let f = annotated("t", DataType::Int64, "io.debezium.time.NanoTimestamp");
+        let out = column(&f, &nanos).unwrap();
+        assert_eq!(out.as_primitive::<TimestampMicrosecondType>().value(0), -2);
+        let md = HashMap::from([
+            (
+                "connect.name".into(),
+                "\"org.apache.kafka.connect.data.Decimal\"".into(),
+            ),
+            ("connect.parameters".into(), r#"{"scale":"2"}"#.into()),
+        ]);
+        let f = Field::new("p", DataType::Binary, true).with_metadata(md);
+        let b: ArrayRef = Arc::new(BinaryArray::from(vec![&[0x30, 0x39][..], &[0xff, 0xfe]]));
+        let out = column(&f, &b).unwrap();
+        let texts: Vec<_> = out.as_string::<i32>().iter().flatten().collect();
+        assert_eq!(texts, ["123.45", "-0.02"]);
+        // A column without an annotation is left alone.
+        assert!(column(&Field::new("n", DataType::Int64, true), &micros).is_none());
+    }
+}
