@@ -32,7 +32,7 @@ columns = [
 
 /// A source history from a random walk over a few keys: its changes and
 /// the table after each prefix of them.
-fn history(steps: Vec<(i64, bool, Row)>) -> (Vec<Change>, Vec<BTreeMap<i64, Row>>) {
+pub(crate) fn history(steps: Vec<(i64, bool, Row)>) -> (Vec<Change>, Vec<BTreeMap<i64, Row>>) {
     let mut table: BTreeMap<i64, Row> = BTreeMap::new();
     let (mut changes, mut states) = (Vec::new(), vec![table.clone()]);
     for (id, delete, mut row) in steps {
@@ -61,7 +61,7 @@ fn history(steps: Vec<(i64, bool, Row)>) -> (Vec<Change>, Vec<BTreeMap<i64, Row>
     (changes, states)
 }
 
-fn row() -> impl Strategy<Value = Row> {
+pub(crate) fn row() -> impl Strategy<Value = Row> {
     let names = vec!["Ann", "Bob, Jr.", "say \"hi\"", "two\nlines", "Zoë"];
     (
         prop::option::weighted(0.8, prop::sample::select(names)),

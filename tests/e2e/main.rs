@@ -4,6 +4,7 @@
 #![recursion_limit = "256"]
 
 mod adoption;
+mod avro_records;
 mod batches;
 mod cdc;
 mod change_feed;
@@ -17,6 +18,7 @@ mod dataset_specs;
 mod datasets;
 mod dead_letters;
 mod debezium;
+mod debezium_columnar;
 mod debezium_events;
 mod decimal_stats;
 mod delete_cases;
@@ -147,4 +149,28 @@ pub fn serve_once(
 ) -> Output {
     let args = stack.serve_args(lake, wait, extra);
     stack.cli(env!("CARGO_BIN_EXE_deltaload-faulty"), &args)
+}
+
+/// Runs the suite's Python script `tests/<script>` with `job` (JSON) on its
+/// standard input; panics, with its stderr, when it fails.
+pub fn python_job(script: &str, job: &serde_json::Value) {
+    use std::io::Write;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let mut child = std::process::Command::new(other_engines::python())
+        .arg(&script)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (./test installs its Python)", script.display()));
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(job.to_string().as_bytes()).expect("job");
+    drop(stdin);
+    let out = child.wait_with_output().expect("python");
+    assert!(out.status.success(), "{}", deltaload_tests::stderr(&out));
+}
+
+/// Writes an Avro file with fastavro (`tests/avro_write.py`: `job` holds
+/// its path, schema, records, codec and sync interval).
+pub fn avro_write(job: &serde_json::Value) {
+    python_job("avro_write.py", job);
 }

@@ -8,7 +8,7 @@ use std::process::Command;
 
 /// The Python with `deltalake` installed: `DELTALOAD_TEST_PYTHON`, else the
 /// virtual environment `./test` makes at the repository root.
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     std::env::var_os("DELTALOAD_TEST_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"))

@@ -189,28 +189,68 @@ pub(crate) fn annotated(
     let Some(avro) = avro else {
         return schema.clone();
     };
+    let mut named = Named::default();
+    named.collect(&avro, "");
     let fields: Vec<Field> = (schema.fields().iter())
-        .map(|f| annotate(f, record_field(&avro, f.name())))
+        .map(|f| annotate(f, named.field(&avro, f.name()), &named))
         .collect();
     Arc::new(Schema::new(fields))
 }
 
-/// The type of field `name` of Avro record schema `record`.
-fn record_field<'a>(record: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
-    let fields = record.get("fields")?.as_array()?;
-    let field = fields
-        .iter()
-        .find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))?;
-    let ty = field.get("type")?;
-    // A nullable field is a union with null: its other branch.
-    match ty.as_array() {
-        Some(branches) => branches.iter().find(|b| b.as_str() != Some("null")),
-        None => Some(ty),
+/// An Avro schema's named types, by full name and by name alone.
+#[derive(Default)]
+struct Named<'a>(std::collections::HashMap<String, &'a serde_json::Value>);
+
+impl<'a> Named<'a> {
+    /// Every named type within `value`, under the enclosing `namespace`.
+    fn collect(&mut self, value: &'a serde_json::Value, namespace: &str) {
+        let mut namespace = namespace.to_string();
+        if let Some(map) = value.as_object() {
+            let name = map.get("name").and_then(|n| n.as_str());
+            if let (Some(name), true) = (name, map.get("type").is_some_and(|t| t.is_string())) {
+                let ns = map.get("namespace").and_then(|n| n.as_str());
+                let full = match (name.contains('.'), ns.unwrap_or(&namespace)) {
+                    (true, _) | (false, "") => name.to_string(),
+                    (false, ns) => format!("{ns}.{name}"),
+                };
+                namespace = full.rsplit_once('.').map_or("", |(n, _)| n).to_string();
+                let short = full.rsplit('.').next().unwrap_or(&full).to_string();
+                self.0.insert(full, value);
+                self.0.entry(short).or_insert(value);
+            }
+        }
+        match value {
+            serde_json::Value::Array(items) => {
+                items.iter().for_each(|v| self.collect(v, &namespace))
+            }
+            serde_json::Value::Object(map) => {
+                map.values().for_each(|v| self.collect(v, &namespace))
+            }
+            _ => {}
+        }
+    }
+
+    /// The type of field `name` of record schema `record` (the other
+    /// branch of a union with null; a named type's definition).
+    fn field(&self, record: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+        let fields = record.get("fields")?.as_array()?;
+        let field = fields
+            .iter()
+            .find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))?;
+        let ty = field.get("type")?;
+        let ty = match ty.as_array() {
+            Some(branches) => branches.iter().find(|b| b.as_str() != Some("null"))?,
+            None => ty,
+        };
+        match ty.as_str() {
+            Some(reference) => self.0.get(reference).copied(),
+            None => Some(ty),
+        }
     }
 }
 
 /// `field` with the annotations of Avro type `ty` (and its record's fields').
-fn annotate(field: &Field, ty: Option<&serde_json::Value>) -> Field {
+fn annotate(field: &Field, ty: Option<&serde_json::Value>, named: &Named<'_>) -> Field {
     let Some(obj) = ty.and_then(|t| t.as_object()) else {
         return field.clone();
     };
@@ -223,7 +263,7 @@ fn annotate(field: &Field, ty: Option<&serde_json::Value>) -> Field {
     let dt = match field.data_type() {
         DataType::Struct(children) => DataType::Struct(
             (children.iter())
-                .map(|c| annotate(c, ty.and_then(|t| record_field(t, c.name()))))
+                .map(|c| annotate(c, ty.and_then(|t| named.field(t, c.name())), named))
                 .collect(),
         ),
         other => other.clone(),

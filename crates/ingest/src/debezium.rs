@@ -135,9 +135,23 @@ fn chosen(
     after: Option<&StructArray>,
     name: &str,
 ) -> Result<ArrayRef, String> {
-    let of = |s: Option<&StructArray>| s.and_then(|s| s.column_by_name(name)).cloned();
     let failed = |e: arrow_schema::ArrowError| format!("field {name:?} of before and after: {e}");
-    match (of(before), of(after)) {
+    // A field of a null record is null (arrow keeps a value there).
+    let of = |s: Option<&StructArray>| -> Result<Option<ArrayRef>, String> {
+        let Some((s, column)) = s.and_then(|s| Some((s, s.column_by_name(name)?))) else {
+            return Ok(None);
+        };
+        match s.nulls() {
+            Some(valid) if valid.null_count() > 0 => {
+                let absent = BooleanArray::new(!valid.inner(), None);
+                Ok(Some(
+                    arrow_select::nullif::nullif(column, &absent).map_err(failed)?,
+                ))
+            }
+            _ => Ok(Some(column.clone())),
+        }
+    };
+    match (of(before)?, of(after)?) {
         (Some(b), Some(a)) if b.data_type() == a.data_type() => {
             arrow_select::zip::zip(deletes, &b, &a).map_err(failed)
         }

@@ -23,9 +23,18 @@ impl Blocks {
     pub fn new(header: &Header) -> Self {
         let mut head = MAGIC.to_vec();
         let entries: Vec<(&str, &[u8])> = (header.metadata.iter())
-            .filter(|(k, _)| k != "avro.codec")
+            .filter(|(k, _)| k != "avro.codec" && k != "avro.schema")
             .map(|(k, v)| (k.as_str(), v.as_slice()))
-            .chain([("avro.codec", &b"null"[..])])
+            .collect();
+        let schema = header
+            .get("avro.schema")
+            .map(split_names)
+            .unwrap_or_default();
+        let entries: Vec<(&str, &[u8])> = (entries.into_iter())
+            .chain([
+                ("avro.codec", &b"null"[..]),
+                ("avro.schema", schema.as_slice()),
+            ])
             .collect();
         long(&mut head, entries.len() as i64);
         for (k, v) in entries {
@@ -71,6 +80,40 @@ impl Blocks {
             )),
         }
     }
+}
+
+/// Schema `text` with each full name written as a name (`a.b.C`) split
+/// into its namespace and name (`{"namespace": "a.b", "name": "C"}`), as
+/// the specification allows both: arrow-avro 59 finds a type named in
+/// full (as fastavro writes them) under its namespace and name, not under
+/// its full name, and so cannot resolve a later reference to it. Text that
+/// is not JSON is left as it is (arrow-avro refuses it).
+fn split_names(text: &[u8]) -> Vec<u8> {
+    fn split(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Array(items) => items.iter_mut().for_each(split),
+            serde_json::Value::Object(map) => {
+                let named = matches!(
+                    map.get("type").and_then(|t| t.as_str()),
+                    Some("record" | "enum" | "fixed" | "error")
+                );
+                let full = map.get("name").and_then(|n| n.as_str()).map(str::to_string);
+                if let Some((namespace, name)) = full.as_deref().and_then(|n| n.rsplit_once('.')) {
+                    if named {
+                        map.insert("namespace".into(), namespace.into());
+                        map.insert("name".into(), name.into());
+                    }
+                }
+                map.values_mut().for_each(split);
+            }
+            _ => {}
+        }
+    }
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(text) else {
+        return text.to_vec();
+    };
+    split(&mut value);
+    serde_json::to_vec(&value).unwrap_or_else(|_| text.to_vec())
 }
 
 fn builder(batch_size: usize) -> ReaderBuilder {

@@ -73,6 +73,14 @@ pub(super) fn json(array: &dyn Array, i: usize) -> Json {
             .map_or_else(|_| Json::String(v.to_string()), Json::Number);
     }
     let text = |s: String| Json::String(s);
+    if let Some(record) = array.as_struct_opt() {
+        let fields = record.fields().iter().zip(record.columns());
+        let object = fields.map(|(f, a)| (f.name().clone(), json(a.as_ref(), i)));
+        return Json::Object(object.collect());
+    }
+    if let Some(bytes) = bytes_at(array, i) {
+        return text(base64(bytes));
+    }
     match array.data_type() {
         DataType::Utf8 => array
             .as_string_opt::<i32>()
@@ -105,6 +113,36 @@ pub(super) fn json(array: &dyn Array, i: usize) -> Json {
             .map_or(Json::Null, |v| text(instant_text(v, *unit, zone.is_some()))),
         _ => decimal_at(array, i).map_or_else(|| text(format!("<{}>", array.data_type())), text),
     }
+}
+
+/// The bytes at row `i` of a binary array of any kind.
+fn bytes_at(array: &dyn Array, i: usize) -> Option<&[u8]> {
+    match array.data_type() {
+        DataType::Binary => array.as_binary_opt::<i32>().map(|a| a.value(i)),
+        DataType::LargeBinary => array.as_binary_opt::<i64>().map(|a| a.value(i)),
+        DataType::BinaryView => array.as_binary_view_opt().map(|a| a.value(i)),
+        DataType::FixedSizeBinary(_) => array.as_fixed_size_binary_opt().map(|a| a.value(i)),
+        _ => None,
+    }
+}
+
+/// Standard base64 with padding, as Kafka Connect's JSON shows bytes.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (k, &b)| n | u32::from(b) << (16 - 8 * k));
+        for k in 0..4 {
+            match k <= chunk.len() {
+                true => out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char),
+                false => out.push('='),
+            }
+        }
+    }
+    out
 }
 
 fn at<T: arrow_array::ArrowPrimitiveType>(array: &dyn Array, i: usize) -> Option<T::Native> {
@@ -218,6 +256,20 @@ mod tests {
         assert_eq!(decimal_text("5", -2), "500");
         assert_eq!(decimal_text("120", 0), "120");
         assert_eq!(decimal_text("0", 2), "0.00");
+    }
+
+    #[test]
+    fn bytes_show_as_base64_and_records_as_objects() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xff, 0xfe, 0x00, 0x01]), "//4AAQ==");
+        let inner: arrow_array::ArrayRef =
+            std::sync::Arc::new(arrow_array::Int64Array::from(vec![7]));
+        let field = std::sync::Arc::new(arrow_schema::Field::new("id", DataType::Int64, true));
+        let record = arrow_array::StructArray::from(vec![(field, inner)]);
+        assert_eq!(json(&record, 0).to_string(), r#"{"id":7}"#);
     }
 
     #[test]

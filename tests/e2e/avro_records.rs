@@ -1,0 +1,140 @@
+//! `format = "avro"` against JSON Lines: random records of every column
+//! type, written as Avro by the reference writer (fastavro: nullable
+//! unions, the `decimal`, `date` and `timestamp-micros` logical types, any
+//! codec, blocks of any size) and as JSON Lines, read into the same changes
+//! and the same rejects (record numbers and reasons) by both readers.
+
+use deltalake::arrow::compute::concat_batches;
+use deltaload_core::Spec;
+use deltaload_ingest::{read_changes, Ingested};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+const COLUMNS: &str = r#"
+keys = ["g"]
+columns = [
+    { name = "s", type = "string" },
+    { name = "b", type = "boolean" },
+    { name = "i", type = "int" },
+    { name = "g", type = "bigint" },
+    { name = "d", type = "double" },
+    { name = "m", type = "decimal(12,2)" },
+    { name = "t", type = "date" },
+    { name = "ts", type = "timestamp" },
+    { name = "txt", type = "decimal(10,2)" },
+]
+"#;
+
+fn dataset(format: &str) -> std::sync::Arc<deltaload_core::Dataset> {
+    let text = format!("[[dataset]]\nname = \"all\"\nformat = \"{format}\"\n{COLUMNS}");
+    Spec::parse(&text, "all.toml").unwrap().datasets.remove(0)
+}
+
+fn nullable(ty: Value) -> Value {
+    json!(["null", ty])
+}
+
+fn avro_schema() -> Value {
+    let decimal = json!({"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2});
+    json!({"type": "record", "name": "all", "namespace": "deltaload.test", "fields": [
+        {"name": "s", "type": nullable(json!("string"))},
+        {"name": "b", "type": nullable(json!("boolean"))},
+        {"name": "i", "type": nullable(json!("int"))},
+        {"name": "g", "type": "long"},
+        {"name": "d", "type": nullable(json!("double"))},
+        {"name": "m", "type": nullable(decimal)},
+        {"name": "t", "type": nullable(json!({"type": "int", "logicalType": "date"}))},
+        {"name": "ts", "type": nullable(json!({"type": "long", "logicalType": "timestamp-micros"}))},
+        {"name": "txt", "type": nullable(json!("string"))},
+    ]})
+}
+
+/// One record: its Avro values (as the writer takes them) and its JSON Lines line.
+fn record() -> impl Strategy<Value = (Value, String)> {
+    let text = prop::option::of(prop_oneof!["\\PC{0,8}", Just("say \"hi\",\n".to_string())]);
+    let cents = prop::option::of(-99_999_999_999i64..99_999_999_999);
+    let days = prop::option::of(-25_567i32..47_482);
+    let micros = prop::option::of(-2_208_988_800_000_000i64..4_102_444_800_000_000);
+    let amount = prop::option::of(prop_oneof![
+        "-?[0-9]{1,9}\\.[0-9]{1,3}",
+        Just("12,5".to_string()),
+        Just("".to_string()),
+    ]);
+    let double = prop::option::of(any::<f64>().prop_filter("finite", |v| v.is_finite()));
+    (
+        (
+            text,
+            prop::option::of(any::<bool>()),
+            prop::option::of(any::<i32>()),
+        ),
+        (any::<i64>(), double, cents),
+        (days, micros, amount),
+    )
+        .prop_map(|((s, b, i), (g, d, m), (t, ts, txt))| {
+            let decimal = |c: i64| {
+                let sign = if c < 0 { "-" } else { "" };
+                format!(
+                    "{sign}{}.{:02}",
+                    c.unsigned_abs() / 100,
+                    c.unsigned_abs() % 100
+                )
+            };
+            let m = m.map(decimal);
+            let avro = json!({"s": s, "b": b, "i": i, "g": g, "d": d, "m": m, "t": t, "ts": ts,
+                              "txt": txt});
+            let date = t.map(|t| {
+                (chrono::DateTime::UNIX_EPOCH + chrono::Duration::days(t.into()))
+                    .date_naive()
+                    .to_string()
+            });
+            let time = ts.map(|us| {
+                (chrono::DateTime::from_timestamp_micros(us).unwrap())
+                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+            });
+            let line = json!({"s": s, "b": b, "i": i, "g": g, "d": d, "m": m, "t": date,
+                              "ts": time, "txt": txt});
+            (avro, line.to_string())
+        })
+}
+
+/// What a reader gave: the changes as one batch, and each reject's record
+/// number and reason.
+fn read(
+    format: &str,
+    bytes: &[u8],
+) -> (
+    deltalake::arrow::record_batch::RecordBatch,
+    Vec<(u64, String)>,
+) {
+    let d = dataset(format);
+    let Ingested {
+        batches, rejects, ..
+    } = read_changes(&d, bytes).expect("read");
+    let schema = deltaload_ingest::changes_schema(&d);
+    let rejects = rejects
+        .iter()
+        .map(|r| (r.line, r.reason.to_string()))
+        .collect();
+    (concat_batches(&schema, &batches).unwrap(), rejects)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #[test]
+    fn avro_records_read_as_the_same_records_in_json_lines(
+        records in prop::collection::vec(record(), 0..60),
+        codec in prop::sample::select(vec!["null", "deflate", "snappy", "zstandard", "bzip2", "xz"]),
+        sync_interval in 16usize..2_000,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("all.avro");
+        let avro: Vec<&Value> = records.iter().map(|(a, _)| a).collect();
+        crate::avro_write(&json!({"path": path, "schema": avro_schema(), "records": avro,
+                                  "codec": codec, "sync_interval": sync_interval}));
+        let lines: String = records.iter().map(|(_, l)| format!("{l}\n")).collect();
+        let from_avro = read("avro", &std::fs::read(&path).unwrap());
+        let from_json = read("jsonl", lines.as_bytes());
+        prop_assert_eq!(&from_avro.1, &from_json.1);
+        prop_assert_eq!(from_avro.0, from_json.0);
+    }
+}

@@ -1,0 +1,205 @@
+//! `preset = "debezium"` with `format = "avro"` and `"parquet"`: the
+//! generated source histories of `debezium.rs` written as the Kafka Connect
+//! S3 sink writes them with Confluent's AvroConverter
+//! (`tests/connect_files.py`, fastavro and pyarrow): AvroFormat with the
+//! Envelope or with `ExtractNewRecordState`'s flat rows, ParquetFormat with
+//! the Envelope; Debezium's encodings as Connect annotates them (decimals as
+//! bytes, dates as days, timestamps as milli- or microseconds). Each
+//! partition's events are cut into files named by their start offset; any
+//! load order, with repeats, gives the source table's final rows.
+
+use crate::debezium::{history, row};
+use crate::debezium_events::{Change, Row, TOPIC};
+use deltaload_core::Spec;
+use deltaload_lake::{LoadOutcome, TableName};
+use deltaload_tests::Sandbox;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn spec(format: &str) -> Spec {
+    let text = format!(
+        r#"
+[[dataset]]
+name = "people"
+preset = "debezium"
+format = "{format}"
+keys = ["id"]
+columns = [
+    {{ name = "id", type = "bigint" }},
+    {{ name = "name", type = "string" }},
+    {{ name = "balance", type = "decimal(12,2)" }},
+    {{ name = "born", type = "date" }},
+    {{ name = "seen", type = "timestamp" }},
+]
+"#
+    );
+    Spec::parse(&text, "people.toml").unwrap()
+}
+
+/// How the sink writes: its format and the record's shape.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Sink {
+    /// AvroFormat, the Envelope.
+    Avro,
+    /// AvroFormat, `ExtractNewRecordState`'s flat rows.
+    AvroFlat,
+    /// ParquetFormat, the Envelope.
+    Parquet,
+}
+
+impl Sink {
+    fn shape(self) -> &'static str {
+        match self {
+            Self::Avro => "avro",
+            Self::AvroFlat => "avro_flat",
+            Self::Parquet => "parquet",
+        }
+    }
+
+    pub(crate) fn format(self) -> &'static str {
+        match self {
+            Self::Avro | Self::AvroFlat => "avro",
+            Self::Parquet => "parquet",
+        }
+    }
+}
+
+fn row_json(row: &Row) -> Value {
+    json!({"id": row.id, "name": row.name, "balance": row.balance, "born": row.born,
+           "seen_ms": row.seen_ms})
+}
+
+/// The event of `change`: `before` the key alone for a delete (PostgreSQL's
+/// default replica identity) unless `full_before`.
+fn event(change: &Change, full_before: bool) -> Value {
+    match change.op {
+        "d" if full_before => json!({"op": "d", "before": row_json(&change.row), "after": null}),
+        "d" => json!({"op": "d", "before": {"id": change.row.id}, "after": null}),
+        op => json!({"op": op, "before": null, "after": row_json(&change.row)}),
+    }
+}
+
+/// The sink's files: the snapshot at `start`, then the changes after it,
+/// each event in its key's partition (a delete's tombstone takes an offset
+/// the sink does not write), a partition's records cut at `cuts`.
+fn folder(
+    sink: Sink,
+    (changes, states): (&[Change], &[BTreeMap<i64, Row>]),
+    (start, partitions, full_before): (usize, i64, bool),
+    cuts: &[usize],
+) -> Vec<Value> {
+    let start = start.min(changes.len());
+    let snapshot = states[start].values().map(|r| Change {
+        op: "r",
+        row: r.clone(),
+    });
+    let mut records: BTreeMap<i64, Vec<Option<Value>>> = BTreeMap::new();
+    for change in snapshot.chain(changes[start..].iter().cloned()) {
+        let partition = records.entry(change.row.id % partitions).or_default();
+        partition.push(Some(event(&change, full_before)));
+        if change.op == "d" {
+            partition.push(None);
+        }
+    }
+    let mut files = Vec::new();
+    for (p, records) in records {
+        let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (records.len() + 1)).collect();
+        bounds.extend([0, records.len()]);
+        bounds.sort();
+        bounds.dedup();
+        for pair in bounds.windows(2) {
+            let events: Vec<&Value> = records[pair[0]..pair[1]].iter().flatten().collect();
+            let name = format!(
+                "topics/{TOPIC}/partition={p}/{TOPIC}+{p}+{:010}.{}",
+                pair[0],
+                sink.format()
+            );
+            files.push(json!({"name": name, "first": pair[0], "events": events}));
+        }
+    }
+    files
+}
+
+/// Writes `files` under `dir` as `sink` would, with `codec` and times in
+/// milliseconds (`millis`) or microseconds.
+pub(crate) fn write(dir: &Path, sink: Sink, codec: &str, millis: bool, files: &[Value]) {
+    let job = json!({"dir": dir, "shape": sink.shape(), "codec": codec, "millis": millis,
+                     "files": files});
+    crate::python_job("connect_files.py", &job);
+}
+
+type Scenario = (
+    Sink,
+    &'static str,
+    bool,
+    Vec<Value>,
+    Vec<Vec<String>>,
+    Vec<usize>,
+);
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    let sink = prop::sample::select(vec![Sink::Avro, Sink::AvroFlat, Sink::Parquet]);
+    let codec = prop::sample::select(vec![
+        "null",
+        "deflate",
+        "snappy",
+        "zstandard",
+        "bzip2",
+        "xz",
+    ]);
+    let steps = prop::collection::vec((0i64..8, prop::bool::weighted(0.3), row()), 1..24);
+    let cuts = prop::collection::vec(0usize..40, 0..4);
+    let layout = (0usize..12, 1i64..3, any::<bool>(), any::<bool>());
+    (sink, codec, steps, layout, cuts).prop_flat_map(
+        |(sink, codec, steps, (start, partitions, full_before, millis), cuts)| {
+            let (changes, states) = history(steps);
+            let layout = (start, partitions, full_before);
+            let files = folder(sink, (&changes, &states), layout, &cuts);
+            let last: Vec<Vec<String>> = states[changes.len()].values().map(Row::shown).collect();
+            let n = files.len();
+            let order = prop::collection::vec(0..n.max(1), 0..3)
+                .prop_map(move |repeats| {
+                    let repeats = repeats.into_iter().filter(|&i| i < n);
+                    (0..n).chain(repeats).collect::<Vec<_>>()
+                })
+                .prop_shuffle();
+            (
+                Just(sink),
+                Just(codec),
+                Just(millis),
+                Just(files),
+                Just(last),
+                order,
+            )
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #[test]
+    fn any_load_order_of_avro_and_parquet_sink_files_gives_the_sources_final_rows(
+        (sink, codec, millis, files, last, order) in scenario()
+    ) {
+        let spec = spec(sink.format());
+        let got = deltaload_tests::runtime().block_on(async {
+            let sb = Sandbox::with_spec(spec.clone());
+            let raw = sb.dir.path().join("raw");
+            write(&raw, sink, codec, millis, &files);
+            let paths: Vec<_> = (files.iter())
+                .map(|f| raw.join(f["name"].as_str().unwrap()))
+                .collect();
+            for &i in &order {
+                match sb.load(&paths[i], false).await {
+                    LoadOutcome::Loaded(done) => assert_eq!(done.figures.rejected, 0, "{done:?}"),
+                    LoadOutcome::Skipped { .. } => {}
+                    refused => panic!("{}: {refused:?}", paths[i].display()),
+                }
+            }
+            sb.rows(TableName::Target(spec.datasets[0].clone()), "id, name, balance, born, seen").await
+        });
+        prop_assert_eq!(got, last);
+    }
+}
