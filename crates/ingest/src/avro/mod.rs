@@ -93,3 +93,6 @@ fn record_schema(header: &Header) -> Result<(), String> {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests;
