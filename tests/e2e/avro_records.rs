@@ -7,6 +7,7 @@
 use deltalake::arrow::compute::concat_batches;
 use deltaload_core::Spec;
 use deltaload_ingest::{read_changes, Ingested};
+use deltaload_lake::LoadOutcome;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -137,4 +138,86 @@ proptest! {
         prop_assert_eq!(&from_avro.1, &from_json.1);
         prop_assert_eq!(from_avro.0, from_json.0);
     }
+}
+
+/// The orders dataset reading Avro files, `amount` as text (so that some
+/// records are rejects).
+fn orders_avro() -> Spec {
+    let text = deltaload_core::spec::ORDERS_SPEC;
+    let start = text.find("[dataset.csv]").unwrap();
+    let end = start + text[start..].find("[[dataset.columns]]").unwrap();
+    let text = format!("{}{}", &text[..start], &text[end..]);
+    let text = text.replacen(
+        "name = \"orders\"",
+        "name = \"orders\"\nformat = \"avro\"",
+        1,
+    );
+    Spec::parse(&text, "orders.toml").unwrap()
+}
+
+/// 2,000 changes of 500 orders in blocks of about 400 bytes, one in 97 with
+/// an amount that is no decimal.
+fn orders_records() -> Vec<Value> {
+    (0..2_000i64)
+        .map(|i| {
+            let amount = match i % 97 {
+                0 => "12,50".to_string(),
+                _ => format!("{}.{:02}", i % 300, i % 100),
+            };
+            let at = 1_790_000_000_000_000i64 + i * 1_000_000;
+            let status = ["placed", "shipped", "paid"][(i % 3) as usize];
+            json!({"order_id": i % 500, "customer_id": format!("C{}", i % 13),
+                   "status": status,
+                   "amount": amount, "currency": "EUR", "ordered_at": at,
+                   "updated_at": at + (i % 7) * 1_000})
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_large_avro_file_is_read_in_pieces_of_whole_blocks_as_it_reads_whole() {
+    let time = json!({"type": "long", "logicalType": "timestamp-micros"});
+    let schema = json!({"type": "record", "name": "order", "fields": [
+        {"name": "order_id", "type": "long"},
+        {"name": "customer_id", "type": nullable(json!("string"))},
+        {"name": "status", "type": "string"},
+        {"name": "amount", "type": "string"},
+        {"name": "currency", "type": "string"},
+        {"name": "ordered_at", "type": time},
+        {"name": "updated_at", "type": time},
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("orders.avro");
+    crate::avro_write(
+        &json!({"path": path, "schema": schema, "records": orders_records(),
+                              "codec": "deflate", "sync_interval": 400}),
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let spec = orders_avro();
+    let file = crate::memory_budget::source(dir.path(), "big.avro", &bytes, true);
+    let root =
+        |name: &str| deltaload_lake::lake_url(dir.path().join(name).to_str().unwrap()).unwrap();
+    let load = |name: &'static str, budget| {
+        let (root, spec, file) = (root(name), spec.clone(), file.clone());
+        async move { crate::memory_budget::load_all(&root, &spec, budget, &[file]).await }
+    };
+    let (whole, none) = load("free", deltaload_lake::MemoryBudget::unlimited()).await;
+    let tiny = deltaload_lake::MemoryBudget::of(crate::memory_budget::TINY, dir.path().into());
+    let (pieces, spills) = load("tiny", tiny).await;
+    assert_eq!(none, deltaload_lake::Spills::default());
+    assert_eq!(spills.files_in_pieces, 1, "{spills:?}");
+    assert!(spills.runs_written > 10, "{spills:?}");
+    assert_eq!(format!("{pieces:?}"), format!("{whole:?}"));
+    let LoadOutcome::Loaded(done) = &pieces[0] else {
+        panic!("{pieces:?}");
+    };
+    assert_eq!(
+        (done.figures.rejected, done.figures.inserted),
+        (21, 500),
+        "{done:?}"
+    );
+    assert_eq!(
+        deltaload_tests::lake_state_of(&root("tiny"), &spec, "", "").await,
+        deltaload_tests::lake_state_of(&root("free"), &spec, "", "").await
+    );
 }

@@ -4,6 +4,7 @@
 #![recursion_limit = "256"]
 
 mod adoption;
+mod avro_events;
 mod avro_records;
 mod batches;
 mod cdc;

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// A budget of 16 KiB: files over 1.6 KB are read in 1 KiB pieces, and
 /// tables are rewritten by slices of 16 keys.
-const TINY: u64 = 16 << 10;
+pub(crate) const TINY: u64 = 16 << 10;
 
 /// One line of an orders file: keys from a small range (updates, stale
 /// changes, ties on `updated_at`), text needing quotes, and rejects.
@@ -42,7 +42,7 @@ fn file() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-fn source(dir: &Path, name: &str, bytes: &[u8], on_disk: bool) -> SourceFile {
+pub(crate) fn source(dir: &Path, name: &str, bytes: &[u8], on_disk: bool) -> SourceFile {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     let location = deltaload_lake::local_source(path.to_str().unwrap()).unwrap();
@@ -68,7 +68,7 @@ fn orders(ids: impl IntoIterator<Item = u32>, status: &str, day: u32) -> String 
 
 /// Loads `files` (the last two as one batch) into a lake at `root`, within
 /// `budget`; returns the outcomes and what went through the spill directory.
-async fn load_all(
+pub(crate) async fn load_all(
     root: &LakeRoot,
     spec: &Spec,
     budget: MemoryBudget,
