@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The same order changes as CSV, JSON Lines and Parquet: deltaload against the Python baseline.
+"""The same order changes as CSV, JSON Lines, Parquet and Avro: deltaload against the Python baseline.
 
 Generates the "large" scenario of bench/bench.py at the given size with
 ../shared/bench/gen_changes.py (default 1,000,000 changes to a 2,000,000-order
 book, seed 7), converts changes-0001.csv to changes-0001.jsonl and
-changes-0001.parquet with polars (in the baseline's Python; not measured),
+changes-0001.parquet with polars and the Parquet file to changes-0001.avro
+with fastavro (snappy) (in the baseline's Python; not measured),
 loads initial-orders.csv once per tool (the setup, reported, not compared),
 then loads the change file in each format --repeat times per tool (default 3,
 alternating which tool goes first), each time into a fresh copy of the setup's
@@ -57,7 +58,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import ROOT, SHARED, timed  # noqa: E402
 
-FORMATS = ["csv", "jsonl", "parquet"]
+FORMATS = ["csv", "jsonl", "parquet", "avro"]
 TOOLS = ["deltaload", "baseline"]
 LINE = re.compile(r": (\d+) rejected, (\d+) updated, (\d+) added, table version (\d+)")
 
@@ -163,18 +164,26 @@ def main(argv):
         summary = helper_json(args, helper, "convert", files["csv"], files["jsonl"], files["parquet"])
         summary_path.write_text(json.dumps(summary) + "\n")
     summary = json.loads(summary_path.read_text())
-    records = {"csv": summary["lines"], "jsonl": summary["records"], "parquet": summary["records"]}
+    avro_path = data / "avro.json"
+    if not avro_path.exists() or not files["avro"].exists():
+        print(f"converting {files['parquet'].name} to Avro (fastavro, snappy)", flush=True)
+        avro_path.write_text(json.dumps(helper_json(args, helper, "avro", files["parquet"], files["avro"])) + "\n")
+    avro = json.loads(avro_path.read_text())
+    records = {"csv": summary["lines"], "jsonl": summary["records"], "parquet": summary["records"],
+               "avro": avro["records"]}
     print(f"data: {data}")
     print(f"  csv      {records['csv']:>10,} lines ({summary['dropped']:,} do not parse: rejects), {mib(files['csv']):.1f} MiB")
     print(f"  jsonl    {records['jsonl']:>10,} records (the lines that parse), {mib(files['jsonl']):.1f} MiB")
     print(f"  parquet  {records['parquet']:>10,} records (the lines that parse), {mib(files['parquet']):.1f} MiB, "
           f"snappy, {summary['row_groups']} row group(s)")
+    print(f"  avro     {records['avro']:>10,} records (the same), {mib(files['avro']):.1f} MiB, "
+          f"snappy, {avro['blocks']:,} blocks (fastavro's default sync interval)")
 
     specs = {}
     keys = '"customer_id", "order_id"' if args.composite else '"order_id"'
     ties = ["status", "customer_id", "currency", "amount", "ordered_at"]
     tie_break = ", ".join(f'"{c}"' for c in ties if not (args.composite and c == "customer_id"))
-    for f in FORMATS if args.composite else ("jsonl", "parquet"):
+    for f in FORMATS if args.composite else ("jsonl", "parquet", "avro"):
         specs[f] = work / f"spec-orders-{f}{'-composite' if args.composite else ''}.toml"
         csv = '\n[dataset.csv]\nheader = "exact"\nnull_if = [""]\n' if f == "csv" else ""
         specs[f].write_text(SPEC.format(format=f, keys=keys, tie_break=tie_break) + csv)
@@ -253,6 +262,10 @@ def main(argv):
         print(f"{fmt:<8} | {med[d] / med[('csv', 'deltaload')]:>13.2f}x {peak[d] / peak[('csv', 'deltaload')]:>5.2f}x | "
               f"{med[b] / med[('csv', 'baseline')]:>12.2f}x {peak[b] / peak[('csv', 'baseline')]:>5.2f}x")
 
+    print()
+    print(f"deltaload's Avro load against its Parquet load: "
+          f"{med[('avro', 'deltaload')] / med[('parquet', 'deltaload')]:.2f}x the time (goal: at most 1.30x)")
+
     problems = []
     print()
     print("the orders table after each load (rows, contents fingerprint), and the loaders' counts:")
@@ -274,7 +287,7 @@ def main(argv):
             problems.append(f"{fmt}: the tools' updated/added counts differ")
     if len(all_tables) > 1:
         problems.append(f"the formats do not all end in the same table: {sorted(all_tables)}")
-    expected_rejects = {"csv": summary["dropped"], "jsonl": 0, "parquet": 0}
+    expected_rejects = {"csv": summary["dropped"], "jsonl": 0, "parquet": 0, "avro": 0}
     for (fmt, tool), cs in outcome.items():
         if {c[0] for c in cs} != {expected_rejects[fmt]}:
             problems.append(f"{fmt}: {tool} rejected {sorted(c[0] for c in cs)}, expected {expected_rejects[fmt]}")
@@ -295,6 +308,9 @@ def main(argv):
     print("  - the baseline for JSON Lines and Parquet checks only that key, amount and timestamps are present and "
           "parse (the data holds no bad records); its CSV parser also checks every field's text.")
     print("  - Parquet written by polars: snappy; order_id int64, amount decimal(10,2), timestamps us UTC.")
+    print("  - Avro written by fastavro from the Parquet file: snappy, amount bytes with the decimal(10,2) logical type, "
+          "timestamps long timestamp-micros, strings nullable unions. The baseline for Avro reads it with fastavro "
+          "into polars (what a Python job does), then py_load_orders' own steps.")
     return 1 if problems else 0
 
 

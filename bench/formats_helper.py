@@ -1,4 +1,4 @@
-"""bench/formats.py's helper: the baseline for JSON Lines and Parquet, the conversion, the table check."""
+"""bench/formats.py's helper: the baseline for JSON Lines, Parquet and Avro, the conversions, the table check."""
 # Not run from here: bench/formats.py copies it beside the lakes, with SHARED
 # (the baseline's directory) set after the next line.
 import sys
@@ -47,6 +47,45 @@ def parse_parquet(path):
     df = df.with_columns(*[t.dt.cast_time_unit("us") for t in ts],
                          amount=pl.col("amount").cast(pl.Decimal(10, 2), strict=False))
     return finish(df, path)
+
+
+def parse_avro(path):
+    # What a Python job reading Avro does: fastavro's records into polars.
+    import fastavro
+
+    with open(path, "rb") as f:
+        df = pl.from_dicts(list(fastavro.reader(f)), infer_schema_length=None)
+    df = df.with_row_index("line_number", offset=1).with_columns(
+        amount=pl.col("amount").cast(pl.Decimal(10, 2), strict=False),
+        **{c: pl.col(c).dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+           for c in ("ordered_at", "updated_at")})
+    return finish(df, path)
+
+
+def to_avro(parquet_path, avro_path):
+    """The Parquet file's records as an Avro object container file: fastavro, snappy."""
+    import json
+    import os
+    import fastavro
+    import pyarrow.parquet as pq
+
+    time = {"type": "long", "logicalType": "timestamp-micros"}
+    schema = {"type": "record", "name": "order", "namespace": "shop", "fields": [
+        {"name": "order_id", "type": "long"},
+        {"name": "customer_id", "type": ["null", "string"]},
+        {"name": "status", "type": ["null", "string"]},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "currency", "type": ["null", "string"]},
+        {"name": "ordered_at", "type": time},
+        {"name": "updated_at", "type": time},
+    ]}
+    table = pq.read_table(parquet_path)
+    with open(avro_path + ".tmp", "wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), table.to_pylist(), codec="snappy")
+    os.replace(avro_path + ".tmp", avro_path)
+    with open(avro_path, "rb") as f:
+        blocks = sum(1 for _ in fastavro.block_reader(f))
+    print(json.dumps({"records": table.num_rows, "blocks": blocks}))
 
 
 def convert(csv_path, jsonl_path, parquet_path):
@@ -140,10 +179,12 @@ if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "load":
         fmt, warehouse, path = sys.argv[2:5]
-        plo.parse_file = parse_jsonl if fmt == "jsonl" else parse_parquet
+        plo.parse_file = {"jsonl": parse_jsonl, "parquet": parse_parquet, "avro": parse_avro}[fmt]
         sys.exit(plo.main(["--warehouse", warehouse, path]))
     elif cmd == "convert":
         convert(*sys.argv[2:5])
+    elif cmd == "avro":
+        to_avro(*sys.argv[2:4])
     elif cmd == "count":
         count(sys.argv[2])
     else:

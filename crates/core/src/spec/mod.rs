@@ -72,7 +72,8 @@ pub fn describe_preset(dataset: &Dataset) -> Vec<String> {
              (20261201-101500123 ...), change files by name"
         }
         Preset::Debezium => {
-            "files by the start offset in their names (<topic>+<partition>+<offset>.json)"
+            "files by the start offset in their names (<topic>+<partition>+<offset>.json, \
+             .avro, .parquet)"
         }
     };
     let order = match dataset.generated {
@@ -81,7 +82,7 @@ pub fn describe_preset(dataset: &Dataset) -> Vec<String> {
             dataset.names(&dataset.sequence_by).join(", ")
         ),
         _ => format!(
-            "{files}, records by line; each row keeps its change's place in {FEED_FILE} and \
+            "{files}, records by line (a record's number in an Avro or Parquet file); each row keeps its change's place in {FEED_FILE} and \
              {FEED_LINE}, and a file named otherwise is refused"
         ),
     };
@@ -94,22 +95,37 @@ pub fn describe_preset(dataset: &Dataset) -> Vec<String> {
                  without {DMS_OP} (a full load) upserts"
             ),
         ],
-        Preset::Debezium => vec![
-            "preset debezium: Debezium's change events as the Kafka Connect S3 sink writes them"
-                .to_string(),
-            format!("  order: {order}"),
-            "  lines: {\"schema\", \"payload\"}, the payload alone, or a flat row \
-             (ExtractNewRecordState: __op, __deleted; other __ fields are ignored); a null \
-             line (a tombstone) is skipped"
-                .to_string(),
-            "  op: r, c and u upsert the row in after, d deletes the key in before; t and m \
-             are rejected"
-                .to_string(),
-            "  values: logical types by the line's schema, else by the declared type (a \
-             number is days in a date column, microseconds in a timestamp column; a decimal \
-             is base64 unless it has a '.')"
-                .to_string(),
-        ],
+        Preset::Debezium => {
+            let columnar = matches!(dataset.format, Format::Avro | Format::Parquet);
+            let (records, values) = match columnar {
+                false => (
+                    "  lines: {\"schema\", \"payload\"}, the payload alone, or a flat row \
+                     (ExtractNewRecordState: __op, __deleted; other __ fields are ignored); a \
+                     null line (a tombstone) is skipped",
+                    "  values: logical types by the line's schema, else by the declared type (a \
+                     number is days in a date column, microseconds in a timestamp column; a \
+                     decimal is base64 unless it has a '.')",
+                ),
+                true => (
+                    "  records: the Envelope (before, after, op) or a flat row \
+                     (ExtractNewRecordState: __op, __deleted; other __ fields are ignored), \
+                     as the AvroConverter writes them",
+                    "  values: by their types and Kafka Connect's annotations (connect.name) \
+                     in the file's Avro schema",
+                ),
+            };
+            vec![
+                "preset debezium: Debezium's change events as the Kafka Connect S3 sink writes \
+                 them"
+                    .to_string(),
+                format!("  order: {order}"),
+                records.to_string(),
+                "  op: r, c and u upsert the row in after, d deletes the key in before; t and m \
+                 are rejected"
+                    .to_string(),
+                values.to_string(),
+            ]
+        }
     };
     if dataset.format == Format::Csv {
         lines.push(format!(
