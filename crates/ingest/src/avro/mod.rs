@@ -12,8 +12,8 @@
 //! Unions of `null` and one type are nullable columns; Avro's logical types
 //! come as arrow-avro maps them (`decimal` of bytes or fixed, `date`,
 //! `timestamp-*`, `local-timestamp-*`, `uuid`), and Kafka Connect's and
-//! Debezium's annotations are read by [`crate::connect`]. A Debezium
-//! dataset's events are made flat by [`crate::debezium`].
+//! Debezium's annotations are read by `connect`. A Debezium
+//! dataset's events are made flat by `debezium`.
 
 mod codec;
 mod decode;
