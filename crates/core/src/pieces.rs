@@ -96,12 +96,14 @@ fn settle(window: &[u8], end: usize, eof: bool) -> Option<usize> {
 }
 
 /// The text to read for a piece: the file's header (`head`, up to
-/// [`header_end`]) and the piece. A header ending in a lone CR is given an LF,
-/// so that it cannot join a piece's opening LF into one line end.
+/// [`header_end`]) and the piece. A text header ending in a lone CR is given
+/// an LF, so that it cannot join a piece's opening LF into one line end; an
+/// Avro header (which ends in its random sync marker) is taken as it is.
 pub fn with_header(head: &[u8], piece: &[u8]) -> Vec<u8> {
     let mut text = Vec::with_capacity(head.len() + 1 + piece.len());
     text.extend_from_slice(head);
-    if head.last() == Some(&b'\r') {
+    let avro = head.starts_with(&crate::avro_container::MAGIC);
+    if head.last() == Some(&b'\r') && !avro {
         text.push(b'\n');
     }
     text.extend_from_slice(piece);

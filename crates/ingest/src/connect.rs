@@ -10,7 +10,6 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::types::{TimestampMicrosecondType, TimestampMillisecondType};
 use arrow_array::{Array, ArrayRef, Date32Array, RecordBatch, StringArray};
 use arrow_buffer::i256;
 use arrow_schema::{DataType, Field, Schema};
@@ -49,8 +48,10 @@ fn meaning(field: &Field) -> Option<Meaning> {
         ) => Meaning::Millis,
         (Some("io.debezium.time.MicroTimestamp"), DataType::Int64) => Meaning::Micros,
         (Some("io.debezium.time.NanoTimestamp"), DataType::Int64) => Meaning::Nanos,
+        // A scale beyond a table's 38 digits leaves the bytes as they are
+        // (which no decimal column takes: the file is refused).
         (Some("org.apache.kafka.connect.data.Decimal"), DataType::Binary) => {
-            Meaning::Unscaled(scale(field)?)
+            Meaning::Unscaled(Some(scale(field).unwrap_or(0)).filter(|&s| s <= 38)?)
         }
         (_, DataType::FixedSizeBinary(16))
             if annotation(field, "logicalType").as_deref() == Some("uuid") =>
@@ -72,65 +73,110 @@ fn scale(field: &Field) -> Option<u32> {
     }
 }
 
+/// Per row, why its value is rejected (a value no column of its type holds).
+pub(crate) type Problems = Vec<Option<deltaload_core::RejectReason>>;
+
 /// `batch` with each annotated column (and each decimal of more than 38
-/// digits) converted; the others as they are.
-pub(crate) fn normalize(batch: RecordBatch) -> Result<RecordBatch, String> {
+/// digits) converted, the others as they are; and per row the first value,
+/// in column order, that has no meaning in its type (a Debezium date or
+/// time outside years 1 to 9999, a Connect decimal of no bytes or of more
+/// than 32), which is null in the batch (empty when there is none).
+pub(crate) fn normalize(batch: RecordBatch) -> Result<(RecordBatch, Problems), String> {
     let schema = batch.schema();
+    let mut problems: Problems = Vec::new();
     let mut changed = false;
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut arrays = Vec::with_capacity(fields.capacity());
     for (field, array) in schema.fields().iter().zip(batch.columns()) {
-        match column(field, array) {
-            Some(array) => {
-                changed = true;
-                let f = Field::new(field.name(), array.data_type().clone(), true);
-                fields.push(Arc::new(f.with_metadata(field.metadata().clone())));
-                arrays.push(array);
-            }
-            None => {
-                fields.push(field.clone());
-                arrays.push(array.clone());
-            }
+        let Some((array, bad)) = column(field, array) else {
+            fields.push(field.clone());
+            arrays.push(array.clone());
+            continue;
+        };
+        changed = true;
+        for (row, detail) in bad {
+            problems.resize(batch.num_rows(), None);
+            let reason = deltaload_core::RejectReason::Column {
+                name: field.name().clone(),
+                detail,
+            };
+            problems[row].get_or_insert(reason);
         }
+        let f = Field::new(field.name(), array.data_type().clone(), true);
+        fields.push(Arc::new(f.with_metadata(field.metadata().clone())));
+        arrays.push(array);
     }
     if !changed {
-        return Ok(batch);
+        return Ok((batch, problems));
     }
     let schema = Arc::new(Schema::new(fields));
-    RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())
+    let batch = RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())?;
+    Ok((batch, problems))
 }
 
-/// `array` converted, when its field says so.
-fn column(field: &Field, array: &ArrayRef) -> Option<ArrayRef> {
+/// The earliest and latest days a table holds: 0001-01-01 and 9999-12-31.
+const DAYS: std::ops::RangeInclusive<i64> = -719_162..=2_932_896;
+const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// `array` converted, when its field says so, and the rows whose value
+/// has no meaning (null in the array converted), with why.
+fn column(field: &Field, array: &ArrayRef) -> Option<(ArrayRef, Vec<(usize, String)>)> {
+    let mut bad = Vec::new();
     if let DataType::Decimal256(_, scale) = array.data_type() {
         let values = array.as_primitive::<arrow_array::types::Decimal256Type>();
         let text = values.iter().map(|v| v.map(|v| scaled(v, *scale as i32)));
-        return Some(Arc::new(text.collect::<StringArray>()));
+        return Some((Arc::new(text.collect::<StringArray>()), bad));
     }
-    Some(match meaning(field)? {
+    let micros = DAYS.start() * MICROS_PER_DAY..=(DAYS.end() + 1) * MICROS_PER_DAY - 1;
+    let mut time = |to_micros: fn(i64) -> Option<i64>| -> ArrayRef {
+        let values = array.as_primitive::<Int64Type>().iter().enumerate();
+        let out = values.map(|(row, v)| {
+            let v = v?;
+            let us = to_micros(v).filter(|us| micros.contains(us));
+            if us.is_none() {
+                bad.push((
+                    row,
+                    format!("{v} is not a time of years 1 to 9999 since the epoch"),
+                ));
+            }
+            us
+        });
+        let out: arrow_array::TimestampMicrosecondArray = out.collect();
+        Arc::new(out.with_timezone("UTC"))
+    };
+    let converted: ArrayRef = match meaning(field)? {
         Meaning::Days => {
-            let days = array.as_primitive::<Int32Type>();
-            Arc::new(Date32Array::new(
-                days.values().clone(),
-                days.nulls().cloned(),
-            ))
+            let days = array.as_primitive::<Int32Type>().iter().enumerate();
+            let out = days.map(|(row, d)| {
+                let d = d?;
+                let fits = DAYS.contains(&i64::from(d));
+                if !fits {
+                    bad.push((
+                        row,
+                        format!("{d} days since 1970-01-01 is not a date of years 1 to 9999"),
+                    ));
+                }
+                fits.then_some(d)
+            });
+            Arc::new(out.collect::<Date32Array>())
         }
-        Meaning::Millis => {
-            let ms = array.as_primitive::<Int64Type>();
-            Arc::new((ms.reinterpret_cast::<TimestampMillisecondType>()).with_timezone("UTC"))
-        }
-        Meaning::Micros => {
-            let us = array.as_primitive::<Int64Type>();
-            Arc::new((us.reinterpret_cast::<TimestampMicrosecondType>()).with_timezone("UTC"))
-        }
-        Meaning::Nanos => {
-            let ns = array.as_primitive::<Int64Type>();
-            let us = ns.unary::<_, TimestampMicrosecondType>(|v| v.div_euclid(1000));
-            Arc::new(us.with_timezone("UTC"))
-        }
+        Meaning::Millis => time(|ms| ms.checked_mul(1000)),
+        Meaning::Micros => time(Some),
+        Meaning::Nanos => time(|ns| Some(ns.div_euclid(1000))),
         Meaning::Unscaled(scale) => {
-            let bytes = array.as_binary::<i32>();
-            let text = bytes.iter().map(|b| b.map(|b| unscaled(b, scale as i32)));
+            let bytes = array.as_binary::<i32>().iter().enumerate();
+            let text = bytes.map(|(row, b)| {
+                let b = b?;
+                if b.is_empty() || b.len() > 32 {
+                    let detail = format!(
+                        "holds {} bytes, expected 1 to 32 (an unscaled decimal)",
+                        b.len()
+                    );
+                    bad.push((row, detail));
+                    return None;
+                }
+                Some(unscaled(b, scale as i32))
+            });
             Arc::new(text.collect::<StringArray>())
         }
         Meaning::Uuid => {
@@ -141,15 +187,13 @@ fn column(field: &Field, array: &ArrayRef) -> Option<ArrayRef> {
             });
             Arc::new(text.collect::<StringArray>())
         }
-    })
+    };
+    Some((converted, bad))
 }
 
-/// Big-endian two's-complement `bytes` at `scale` as decimal text; a value
-/// of more than 32 bytes as a text no column reads.
+/// Big-endian two's-complement `bytes` (1 to 32 of them) at `scale` as
+/// decimal text.
 fn unscaled(bytes: &[u8], scale: i32) -> String {
-    if bytes.is_empty() || bytes.len() > 32 {
-        return format!("(an unscaled decimal of {} bytes)", bytes.len());
-    }
     let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
     let mut wide = [fill; 32];
     wide[32 - bytes.len()..].copy_from_slice(bytes);
@@ -312,7 +356,7 @@ mod tests {
     fn debezium_times_and_unscaled_decimals_read_as_their_types() {
         let micros: ArrayRef = Arc::new(Int64Array::from(vec![Some(1_500_000), None]));
         let f = annotated("t", DataType::Int64, "io.debezium.time.MicroTimestamp");
-        let out = column(&f, &micros).unwrap();
+        let (out, _) = column(&f, &micros).unwrap();
         assert_eq!(
             out.data_type(),
             &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, Some("UTC".into()))
@@ -320,8 +364,9 @@ mod tests {
         assert!(out.is_null(1));
         let nanos: ArrayRef = Arc::new(Int64Array::from(vec![-1_500]));
         let f = annotated("t", DataType::Int64, "io.debezium.time.NanoTimestamp");
-        let out = column(&f, &nanos).unwrap();
-        assert_eq!(out.as_primitive::<TimestampMicrosecondType>().value(0), -2);
+        let (out, _) = column(&f, &nanos).unwrap();
+        let us = out.as_primitive::<arrow_array::types::TimestampMicrosecondType>();
+        assert_eq!(us.value(0), -2);
         let md = HashMap::from([
             (
                 "connect.name".into(),
@@ -331,9 +376,33 @@ mod tests {
         ]);
         let f = Field::new("p", DataType::Binary, true).with_metadata(md);
         let b: ArrayRef = Arc::new(BinaryArray::from(vec![&[0x30, 0x39][..], &[0xff, 0xfe]]));
-        let out = column(&f, &b).unwrap();
+        let (out, _) = column(&f, &b).unwrap();
         let texts: Vec<_> = out.as_string::<i32>().iter().flatten().collect();
         assert_eq!(texts, ["123.45", "-0.02"]);
+        // Values no table holds are rejects, their place null.
+        let far: ArrayRef = Arc::new(Int64Array::from(vec![i64::MAX, 0]));
+        let f = annotated("t", DataType::Int64, "io.debezium.time.Timestamp");
+        let (out, bad) = column(&f, &far).unwrap();
+        assert_eq!(bad.len(), 1);
+        assert!(
+            bad[0].1.contains("is not a time of years 1 to 9999"),
+            "{bad:?}"
+        );
+        assert!(out.is_null(0) && out.is_valid(1));
+        let f = Field::new("p", DataType::Binary, true).with_metadata(HashMap::from([(
+            "connect.name".into(),
+            "\"org.apache.kafka.connect.data.Decimal\"".into(),
+        )]));
+        let empty: ArrayRef = Arc::new(BinaryArray::from(vec![&[][..], &[7]]));
+        let (out, bad) = column(&f, &empty).unwrap();
+        assert_eq!(
+            bad,
+            [(
+                0,
+                "holds 0 bytes, expected 1 to 32 (an unscaled decimal)".to_string()
+            )]
+        );
+        assert_eq!(out.as_string::<i32>().value(1), "7");
         // A column without an annotation is left alone.
         assert!(column(&Field::new("n", DataType::Int64, true), &micros).is_none());
     }

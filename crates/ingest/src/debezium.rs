@@ -29,31 +29,39 @@ pub(crate) struct Flat {
 /// Debezium's, its annotated columns converted ([`crate::connect`]).
 pub(crate) fn shaped(dataset: &Dataset, batch: RecordBatch) -> Result<Flat, String> {
     let flat = match dataset.preset == Some(deltaload_core::spec::Preset::Debezium) {
-        true => flatten(dataset, &batch)?,
+        true => flatten(&batch)?,
         false => Flat {
             batch,
             problems: Vec::new(),
         },
     };
-    Ok(Flat {
-        batch: crate::connect::normalize(flat.batch)?,
-        problems: flat.problems,
-    })
+    let (batch, values) = crate::connect::normalize(flat.batch)?;
+    let mut problems = flat.problems;
+    if problems.is_empty() {
+        problems = values;
+    } else {
+        // An event's own problem first, then its values'.
+        for (p, v) in problems.iter_mut().zip(values) {
+            if p.is_none() {
+                *p = v;
+            }
+        }
+    }
+    Ok(Flat { batch, problems })
 }
 
 /// Whether `schema` is the Envelope's: an `op` and a `before` or `after`
-/// record, unless the dataset declares a column `op` (a flat row).
-fn is_envelope(dataset: &Dataset, schema: &Schema) -> bool {
+/// record (as in JSON Lines, whatever columns the dataset declares).
+fn is_envelope(schema: &Schema) -> bool {
     let record = |name: &str| {
         (schema.field_with_name(name)).is_ok_and(|f| matches!(f.data_type(), DataType::Struct(_)))
     };
-    let declared = dataset.columns.iter().any(|c| c.name == "op");
-    schema.field_with_name("op").is_ok() && (record("after") || record("before")) && !declared
+    schema.field_with_name("op").is_ok() && (record("after") || record("before"))
 }
 
 /// `batch` (of a Debezium dataset's file) made flat.
-fn flatten(dataset: &Dataset, batch: &RecordBatch) -> Result<Flat, String> {
-    match is_envelope(dataset, &batch.schema()) {
+fn flatten(batch: &RecordBatch) -> Result<Flat, String> {
+    match is_envelope(&batch.schema()) {
         true => envelope(batch),
         false => flat_row(batch),
     }
@@ -195,23 +203,23 @@ fn flat_row(batch: &RecordBatch) -> Result<Flat, String> {
             a.as_ref()
                 .map(|a| a.is_valid(row).then(|| a.value(row).to_string()))
         };
-        let flag = match at(&deleted).flatten().as_deref() {
-            None | Some("false") => Ok(false),
+        // As in JSON Lines: the operation first, then the deleted flag.
+        let op = match at(&op) {
+            None => Ok(false),
+            Some(text) => operation(DEBEZIUM_OP, text.as_deref()),
+        };
+        let deleted = op.and_then(|op| match at(&deleted).flatten().as_deref() {
+            None | Some("false") => Ok(op),
             Some("true") => Ok(true),
             Some(other) => Err(RejectReason::Column {
                 name: "__deleted".to_string(),
                 detail: format!("is {}, expected \"true\" or \"false\"", shown(other)),
             }),
-        };
-        let (op, problem) = match (at(&op), flag) {
-            (_, Err(reason)) => ("c", Some(reason)),
-            (_, Ok(true)) => ("d", None),
-            (None, Ok(false)) => ("c", None),
-            (Some(text), Ok(false)) => match operation(DEBEZIUM_OP, text.as_deref()) {
-                Ok(true) => ("d", None),
-                Ok(false) => ("c", None),
-                Err(reason) => ("c", Some(reason)),
-            },
+        });
+        let (op, problem) = match deleted {
+            Ok(true) => ("d", None),
+            Ok(false) => ("c", None),
+            Err(reason) => ("c", Some(reason)),
         };
         ops.push(Some(op));
         problems.push(problem);

@@ -115,15 +115,23 @@ impl<'a> Source<'a> {
     }
 
     /// The refusal of a record (or header) longer than a piece may grow.
-    fn too_long(&self) -> HeaderMismatch {
+    fn too_long(&self, at: u64) -> HeaderMismatch {
         HeaderMismatch::new(
             self.dataset,
             Vec::new(),
-            format!(
-                "a record (or the header) is longer than {} bytes, more than the memory \
-                 budget lets a piece of the file hold",
-                self.sizes.1
-            ),
+            match self.dataset.format {
+                deltaload_core::spec::Format::Avro => format!(
+                    "an Avro block (or the header) at byte {} is longer than {} bytes, more \
+                     than the memory budget lets a piece of the file hold (or its stated size \
+                     is damaged)",
+                    at, self.sizes.1
+                ),
+                _ => format!(
+                    "a record (or the header) is longer than {} bytes, more than the memory \
+                     budget lets a piece of the file hold",
+                    self.sizes.1
+                ),
+            },
         )
         .with_remedy("raise the memory budget, then load it again")
     }
@@ -136,7 +144,7 @@ impl<'a> Source<'a> {
     ) -> Result<Result<Vec<u8>, HeaderMismatch>, DataError> {
         match next_cut(&mut self.file, at, self.size, self.sizes, cut) {
             Ok(Some(text)) => Ok(Ok(text)),
-            Ok(None) => Ok(Err(self.too_long())),
+            Ok(None) => Ok(Err(self.too_long(at))),
             Err(e) => Err(DataError::io(self.path)(e)),
         }
     }

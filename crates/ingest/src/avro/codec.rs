@@ -8,6 +8,18 @@ use std::io::Read;
 /// or hundreds of kilobytes (64 KB by default in Java and Kafka Connect).
 pub(super) const MAX_BLOCK_BYTES: u64 = 128 << 20;
 
+/// The most records a block may hold (each is decoded into the block's
+/// Arrow arrays at once): a block of 64 KB holds a few hundred.
+pub(super) const MAX_BLOCK_RECORDS: u64 = 1 << 20;
+
+/// How many times its own size a file may expand to, beyond one block: the
+/// codecs shrink records a few times, never a hundred (a decompression
+/// bomb does, which would take memory the file's size does not show).
+pub(super) const MAX_EXPANSION: u64 = 100;
+
+/// The memory the xz decoder may take (its dictionary): 256 MiB.
+const XZ_MEMORY: u64 = 256 << 20;
+
 /// A codec of the specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Codec {
@@ -50,7 +62,9 @@ impl Codec {
                 .map_err(|e| e.to_string())
                 .and_then(|d| bounded(d, max)),
             Self::Bzip2 => bounded(bzip2::read::BzDecoder::new(data), max),
-            Self::Xz => bounded(liblzma::read::XzDecoder::new(data), max),
+            Self::Xz => liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY, 0)
+                .map_err(|e| format!("a block does not expand: {e}"))
+                .and_then(|s| bounded(liblzma::read::XzDecoder::new_stream(data, s), max)),
         }?;
         match out.len() as u64 > max {
             true => Err(too_large(max)),
@@ -61,9 +75,10 @@ impl Codec {
 
 fn too_large(max: u64) -> String {
     format!(
-        "a block expands to more than {} MiB, the most a block may hold (a damaged block, or \
-         one written with a very large sync interval: write smaller blocks)",
-        max >> 20
+        "a block expands to more than {max} bytes, beyond the {} MiB a block may hold or the \
+         {MAX_EXPANSION} times its size a file may expand to (a damaged block, a decompression \
+         bomb, or blocks written with a very large sync interval: write smaller blocks)",
+        MAX_BLOCK_BYTES >> 20
     )
 }
 

@@ -19,7 +19,7 @@ mod codec;
 mod decode;
 
 use crate::parquet::{read_shaped, schema::refusal, ParquetSink};
-use codec::{Codec, MAX_BLOCK_BYTES};
+use codec::{Codec, MAX_BLOCK_BYTES, MAX_BLOCK_RECORDS, MAX_EXPANSION};
 use deltaload_core::avro_container::{self, Header};
 use deltaload_core::{Dataset, HeaderMismatch, ParsedFile};
 
@@ -49,13 +49,22 @@ pub fn read_avro_into<S: ParquetSink>(
         )
     })?;
     let found: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut room = (bytes.len() as u64).saturating_mul(MAX_EXPANSION) + MAX_BLOCK_BYTES;
     let batches = avro_container::blocks(bytes, &header)
         .filter(|b| !matches!(b, Ok(b) if b.count == 0))
-        .map(|block| {
+        .map(move |block| {
             let block = block.map_err(|e| e.to_string())?;
             let at = block.at;
-            let read = || -> Result<_, String> {
-                let data = codec.expand(block.data, MAX_BLOCK_BYTES)?;
+            let mut read = || -> Result<_, String> {
+                if block.count > MAX_BLOCK_RECORDS {
+                    return Err(format!(
+                        "it states {} records, more than the {MAX_BLOCK_RECORDS} a block may \
+                         hold (a damaged block, or one written with a very large sync interval)",
+                        block.count
+                    ));
+                }
+                let data = codec.expand(block.data, MAX_BLOCK_BYTES.min(room))?;
+                room -= data.len() as u64;
                 if block.count > data.len() as u64 {
                     return Err(format!(
                         "it states {} records in {} bytes (a record takes a byte at least)",
