@@ -26,7 +26,7 @@ columns = [
 "#;
 
 fn schema() -> Arc<Schema> {
-    let time = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    let time = DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()));
     Arc::new(Schema::new(vec![
         Field::new("order_id", DataType::Int64, false),
         Field::new("customer_id", DataType::Utf8, true),
@@ -58,7 +58,12 @@ fn main() {
     let runs: usize = args.get(2).map_or(5, |r| r.parse().expect("runs"));
     let spec = deltaload_core::Spec::parse(SPEC, "orders.toml").expect("spec");
     let dataset = spec.datasets[0].clone();
-    let half = bytes[bytes.len() / 2..].iter().position(|&b| b == b'\n').unwrap() + bytes.len() / 2 + 1;
+    let half = bytes[bytes.len() / 2..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap()
+        + bytes.len() / 2
+        + 1;
     let mut times: [Vec<f64>; 3] = Default::default();
     let mut counts = [0usize; 3];
     for _ in 0..runs {
@@ -79,8 +84,24 @@ fn main() {
         counts[2] = a + b;
         times[2].push(at.elapsed().as_secs_f64());
     }
-    let names = ["deltaload JSON Lines reader (read_changes)", "arrow-json tape decoder, 1 thread", "arrow-json tape decoder, 2 threads (file cut in two)"];
+    let at = Instant::now();
+    let id = deltaload_core::ContentId::of(&bytes);
+    println!(
+        "content id (SHA-256 of {} bytes): {:.3} s",
+        id.size,
+        at.elapsed().as_secs_f64()
+    );
+    let names = [
+        "deltaload JSON Lines reader (read_changes)",
+        "arrow-json tape decoder, 1 thread",
+        "arrow-json tape decoder, 2 threads (file cut in two)",
+    ];
     for i in 0..3 {
-        println!("{:<55} {:>9} records {:>8.3} s (median of {runs})", names[i], counts[i], median(times[i].clone()));
+        println!(
+            "{:<55} {:>9} records {:>8.3} s (median of {runs})",
+            names[i],
+            counts[i],
+            median(times[i].clone())
+        );
     }
 }
