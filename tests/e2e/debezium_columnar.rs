@@ -203,3 +203,48 @@ proptest! {
         prop_assert_eq!(got, last);
     }
 }
+
+const EXAMPLE_SPEC: &str = include_str!("../../examples/debezium_avro/spec.toml");
+
+#[test]
+fn the_worked_avro_example_loads_as_the_docs_show_and_spec_check_tells_its_records() {
+    let name = |offset: &str| format!("dbserver1.inventory.customers+0+{offset}.avro");
+    let names = [name("0000000000"), name("0000000003")];
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let sb = crate::example_sandbox(EXAMPLE_SPEC, ("debezium_avro", "customers"), &names);
+    let (snapshot, changes) = (
+        format!("raw/customers/{}", names[0]),
+        format!("raw/customers/{}", names[1]),
+    );
+    let out = crate::with_spec_ok(
+        &sb,
+        &["load", "--dataset", "customers", &changes, &snapshot],
+    );
+    assert_eq!(
+        out,
+        format!(
+            "{changes}: 0 rejected, 0 updated, 3 added, 0 deleted, table version 1\n\
+             {snapshot}: 0 rejected, 0 updated, 0 added, 0 deleted, table version 1\n"
+        )
+    );
+    let shown = crate::with_spec_ok(&sb, &["show", "customers", "--format", "csv"]);
+    assert_eq!(
+        crate::shown_rows(&shown),
+        [
+            "id,first_name,last_name,email,balance,signed_up,updated_at,_feed_file,_feed_line",
+            "1001,Sally,Thomas,sally@thomas.org,120.50,2024-03-01,2026-12-01T09:30:00.250Z,00000000000000000003,1",
+            "1003,Edward,Walker,ed@walker.com,25.75,2025-01-20,2026-12-01T09:32:00Z,00000000000000000003,4",
+            "1004,Anne,Kretchmar,annek@noanswer.org,999.99,2026-12-01,2026-12-01T09:31:00Z,00000000000000000003,3",
+        ],
+        "{shown}"
+    );
+    let check = crate::with_spec_ok(&sb, &["spec", "check", "spec.toml"]);
+    assert!(
+        check.contains("records: the Envelope (before, after, op)"),
+        "{check}"
+    );
+    assert!(
+        check.contains("format: avro, undeclared fields refused"),
+        "{check}"
+    );
+}
