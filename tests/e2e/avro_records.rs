@@ -220,4 +220,32 @@ async fn a_large_avro_file_is_read_in_pieces_of_whole_blocks_as_it_reads_whole()
         deltaload_tests::lake_state_of(&root("tiny"), &spec, "", "").await,
         deltaload_tests::lake_state_of(&root("free"), &spec, "", "").await
     );
+    // A block of the middle whose sync marker is damaged: refused, naming
+    // the block's byte in the file, whether read whole or in pieces.
+    let header = deltaload_core::avro_container::header(&bytes).unwrap();
+    let blocks: Vec<_> = deltaload_core::avro_container::blocks(&bytes, &header)
+        .map(Result::unwrap)
+        .collect();
+    let middle = &blocks[blocks.len() / 2];
+    let sync = middle.data.as_ptr() as usize - bytes.as_ptr() as usize + middle.data.len();
+    let at = middle.at;
+    let mut damaged = bytes.clone();
+    damaged[sync] ^= 1;
+    let file = crate::memory_budget::source(dir.path(), "damaged.avro", &damaged, true);
+    let refusal = |budget| {
+        let (root, spec, file) = (root("damaged"), spec.clone(), file.clone());
+        async move {
+            let (outcomes, _) = crate::memory_budget::load_all(&root, &spec, budget, &[file]).await;
+            match &outcomes[..] {
+                [LoadOutcome::Refused(m)] => m.problem.clone(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let whole = refusal(deltaload_lake::MemoryBudget::unlimited()).await;
+    let tiny = deltaload_lake::MemoryBudget::of(crate::memory_budget::TINY, dir.path().into());
+    let in_pieces = refusal(tiny).await;
+    let expected = format!("the block at byte {at} ends without the header's sync marker");
+    assert!(whole.contains(&expected), "{whole}");
+    assert_eq!(in_pieces, whole);
 }

@@ -146,6 +146,27 @@ pub fn shifted(mut refused: HeaderMismatch, lines: u64) -> HeaderMismatch {
     refused
 }
 
+/// `refused` (of a piece of an Avro file, read after the file's header of
+/// `head` bytes) with each byte it names (`byte N`) as in the whole file,
+/// the piece starting at byte `start` of the file.
+pub fn shifted_bytes(mut refused: HeaderMismatch, head: u64, start: u64) -> HeaderMismatch {
+    let mut out = String::with_capacity(refused.problem.len());
+    let mut rest = refused.problem.as_str();
+    while let Some(i) = rest.find("byte ") {
+        let (before, after) = rest.split_at(i + "byte ".len());
+        out.push_str(before);
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[..digits].parse::<u64>() {
+            Ok(n) if n >= head => out.push_str(&(n - head + start).to_string()),
+            _ => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    refused.problem = out;
+    refused
+}
+
 #[cfg(test)]
 #[path = "pieces_tests.rs"]
 mod tests;

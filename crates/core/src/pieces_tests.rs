@@ -165,3 +165,23 @@ fn an_avro_header_ending_in_cr_is_taken_as_it_is() {
     assert_eq!(with_header(&head, b"\x02"), [&head[..], b"\x02"].concat());
     assert_eq!(with_header(b"a,b\r", b"\n1,2\n"), b"a,b\r\n\n1,2\n");
 }
+
+#[test]
+fn an_avro_pieces_bytes_are_named_as_in_the_whole_file() {
+    let dataset = crate::spec::Dataset::orders();
+    let refused = |problem: &str| HeaderMismatch::new(&dataset, Vec::new(), problem.to_string());
+    let shifted = shifted_bytes(
+        refused(
+            "not a readable Avro file: the block at byte 130: it ends inside a block at byte 200",
+        ),
+        100,
+        5_000,
+    );
+    assert_eq!(
+        shifted.problem,
+        "not a readable Avro file: the block at byte 5030: it ends inside a block at byte 5100"
+    );
+    // A byte of the header stays where it is.
+    let kept = shifted_bytes(refused("it ends inside the header at byte 40"), 100, 5_000);
+    assert_eq!(kept.problem, "it ends inside the header at byte 40");
+}

@@ -48,10 +48,10 @@ fn meaning(field: &Field) -> Option<Meaning> {
         ) => Meaning::Millis,
         (Some("io.debezium.time.MicroTimestamp"), DataType::Int64) => Meaning::Micros,
         (Some("io.debezium.time.NanoTimestamp"), DataType::Int64) => Meaning::Nanos,
-        // A scale beyond a table's 38 digits leaves the bytes as they are
+        // A scale that is no number of 0 to 38 leaves the bytes as they are
         // (which no decimal column takes: the file is refused).
         (Some("org.apache.kafka.connect.data.Decimal"), DataType::Binary) => {
-            Meaning::Unscaled(Some(scale(field).unwrap_or(0)).filter(|&s| s <= 38)?)
+            Meaning::Unscaled(scale(field)?)
         }
         (_, DataType::FixedSizeBinary(16))
             if annotation(field, "logicalType").as_deref() == Some("uuid") =>
@@ -62,28 +62,40 @@ fn meaning(field: &Field) -> Option<Meaning> {
     })
 }
 
-/// A Connect decimal's scale: `connect.parameters`' `scale` (a string).
+/// A Connect decimal's scale: `connect.parameters`' `scale` (a string),
+/// 0 when it has none (as Connect reads it); `None` when it is no number of
+/// 0 to 38 (a table's decimals hold 38 digits).
 fn scale(field: &Field) -> Option<u32> {
-    let raw = field.metadata().get("connect.parameters")?;
+    let Some(raw) = field.metadata().get("connect.parameters") else {
+        return Some(0);
+    };
     let params: serde_json::Value = serde_json::from_str(raw).ok()?;
-    match params.get("scale")? {
-        serde_json::Value::String(s) => s.parse().ok(),
-        serde_json::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-        _ => None,
-    }
+    let scale = match params.get("scale") {
+        None => Some(0),
+        Some(serde_json::Value::String(s)) => s.parse().ok(),
+        Some(serde_json::Value::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Some(_) => None,
+    };
+    scale.filter(|&s| s <= 38)
 }
 
-/// Per row, why its value is rejected (a value no column of its type holds).
-pub(crate) type Problems = Vec<Option<deltaload_core::RejectReason>>;
+/// A value that has no meaning in its type: its row, its column, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Bad {
+    pub row: usize,
+    pub column: String,
+    pub detail: String,
+}
 
 /// `batch` with each annotated column (and each decimal of more than 38
-/// digits) converted, the others as they are; and per row the first value,
-/// in column order, that has no meaning in its type (a Debezium date or
-/// time outside years 1 to 9999, a Connect decimal of no bytes or of more
-/// than 32), which is null in the batch (empty when there is none).
-pub(crate) fn normalize(batch: RecordBatch) -> Result<(RecordBatch, Problems), String> {
+/// digits) converted, the others as they are; and the values that have no
+/// meaning in their type (a Debezium date or time outside years 1 to 9999,
+/// a Connect decimal of no bytes or of more than 32), null in the batch.
+/// Whether such a value rejects its record is the reader's decision: only
+/// a column the dataset reads rejects it.
+pub(crate) fn normalize(batch: RecordBatch) -> Result<(RecordBatch, Vec<Bad>), String> {
     let schema = batch.schema();
-    let mut problems: Problems = Vec::new();
+    let mut bad_values = Vec::new();
     let mut changed = false;
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut arrays = Vec::with_capacity(fields.capacity());
@@ -94,24 +106,21 @@ pub(crate) fn normalize(batch: RecordBatch) -> Result<(RecordBatch, Problems), S
             continue;
         };
         changed = true;
-        for (row, detail) in bad {
-            problems.resize(batch.num_rows(), None);
-            let reason = deltaload_core::RejectReason::Column {
-                name: field.name().clone(),
-                detail,
-            };
-            problems[row].get_or_insert(reason);
-        }
+        bad_values.extend(bad.into_iter().map(|(row, detail)| Bad {
+            row,
+            column: field.name().clone(),
+            detail,
+        }));
         let f = Field::new(field.name(), array.data_type().clone(), true);
         fields.push(Arc::new(f.with_metadata(field.metadata().clone())));
         arrays.push(array);
     }
     if !changed {
-        return Ok((batch, problems));
+        return Ok((batch, bad_values));
     }
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())?;
-    Ok((batch, problems))
+    Ok((batch, bad_values))
 }
 
 /// The earliest and latest days a table holds: 0001-01-01 and 9999-12-31.

@@ -19,10 +19,12 @@ use deltaload_core::{Dataset, RejectReason};
 use std::sync::Arc;
 
 /// A batch made flat, and per row why it is rejected before any column is
-/// read (an operation deltaload does not apply, a side missing).
+/// read (an operation deltaload does not apply, a side missing; none when
+/// empty), and the values with no meaning in their type.
 pub(crate) struct Flat {
     pub batch: RecordBatch,
     pub problems: Vec<Option<RejectReason>>,
+    pub bad: Vec<crate::connect::Bad>,
 }
 
 /// `batch` (of a columnar file of `dataset`) made flat when the dataset is
@@ -33,21 +35,15 @@ pub(crate) fn shaped(dataset: &Dataset, batch: RecordBatch) -> Result<Flat, Stri
         false => Flat {
             batch,
             problems: Vec::new(),
+            bad: Vec::new(),
         },
     };
-    let (batch, values) = crate::connect::normalize(flat.batch)?;
-    let mut problems = flat.problems;
-    if problems.is_empty() {
-        problems = values;
-    } else {
-        // An event's own problem first, then its values'.
-        for (p, v) in problems.iter_mut().zip(values) {
-            if p.is_none() {
-                *p = v;
-            }
-        }
-    }
-    Ok(Flat { batch, problems })
+    let (batch, bad) = crate::connect::normalize(flat.batch)?;
+    Ok(Flat {
+        batch,
+        problems: flat.problems,
+        bad,
+    })
 }
 
 /// Whether `schema` is the Envelope's: an `op` and a `before` or `after`
@@ -132,7 +128,11 @@ fn envelope(batch: &RecordBatch) -> Result<Flat, String> {
     arrays.push(Arc::new(op));
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema, arrays).map_err(|e| e.to_string())?;
-    Ok(Flat { batch, problems })
+    Ok(Flat {
+        batch,
+        problems,
+        bad: Vec::new(),
+    })
 }
 
 /// Field `name` of each row's side: `before`'s for a delete, `after`'s
@@ -236,5 +236,9 @@ fn flat_row(batch: &RecordBatch) -> Result<Flat, String> {
     arrays.push(Arc::new(StringArray::from(ops)));
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays);
     let batch = batch.map_err(|e| e.to_string())?;
-    Ok(Flat { batch, problems })
+    Ok(Flat {
+        batch,
+        problems,
+        bad: Vec::new(),
+    })
 }

@@ -222,7 +222,14 @@ fn read_pieces(
         {
             Ok(part) => part,
             Err(refused) => {
-                let shifted = pieces::shifted(refused, lines - head_lines);
+                let shifted = match dataset.format {
+                    // An Avro file's refusals name bytes, of the piece read after its header.
+                    deltaload_core::spec::Format::Avro => {
+                        let start = at - text.len() as u64;
+                        pieces::shifted_bytes(refused, head.len() as u64, start)
+                    }
+                    _ => pieces::shifted(refused, lines - head_lines),
+                };
                 return Ok(Err(shifted));
             }
         };

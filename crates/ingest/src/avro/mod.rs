@@ -49,7 +49,9 @@ pub fn read_avro_into<S: ParquetSink>(
         )
     })?;
     let found: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let mut room = (bytes.len() as u64).saturating_mul(MAX_EXPANSION) + MAX_BLOCK_BYTES;
+    let mut room = (bytes.len() as u64)
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(MAX_BLOCK_BYTES);
     let batches = avro_container::blocks(bytes, &header)
         .filter(|b| !matches!(b, Ok(b) if b.count == 0))
         .map(move |block| {
@@ -61,6 +63,12 @@ pub fn read_avro_into<S: ParquetSink>(
                         "it states {} records, more than the {MAX_BLOCK_RECORDS} a block may \
                          hold (a damaged block, or one written with a very large sync interval)",
                         block.count
+                    ));
+                }
+                if room == 0 {
+                    return Err(format!(
+                        "the file's blocks expand to more than {MAX_EXPANSION} times its size \
+                         (a decompression bomb, or a damaged file)"
                     ));
                 }
                 let data = codec.expand(block.data, MAX_BLOCK_BYTES.min(room))?;

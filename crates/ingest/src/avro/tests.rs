@@ -157,3 +157,52 @@ fn a_schema_that_is_no_record_or_lacks_a_column_is_refused() {
     let e = refusal(&file_of(&other, "null", &[]));
     assert!(e.contains("no column(s) \"name\""), "{e}");
 }
+
+#[test]
+fn a_value_with_no_meaning_rejects_its_record_only_where_the_dataset_reads_it() {
+    let text = r#"
+[[dataset]]
+name = "people"
+preset = "debezium"
+format = "avro"
+keys = ["id"]
+extra_fields = "ignore"
+columns = [{ name = "id", type = "bigint" }, { name = "born", type = "date" }]
+"#;
+    let dataset = Spec::parse(text, "t.toml").unwrap().datasets.remove(0);
+    let date = r#"{"type":"int","connect.name":"io.debezium.time.Date"}"#;
+    let schema = format!(
+        r#"{{"type":"record","name":"v","fields":[{{"name":"id","type":"long"}},
+        {{"name":"born","type":{date}}},{{"name":"other","type":{date}}},
+        {{"name":"__op","type":"string"}}]}}"#
+    );
+    // (id, born, other, op): a date of year 275,000 in born, in an
+    // undeclared column, and in born of a delete (which reads its key only).
+    let far = 100_000_000;
+    let mut records = Vec::new();
+    for (id, born, other, op) in [(1, far, 0, "c"), (2, 0, far, "c"), (3, far, 0, "d")] {
+        long(&mut records, id);
+        long(&mut records, born);
+        long(&mut records, other);
+        bytes(&mut records, op.as_bytes());
+    }
+    let parsed: ParsedFile<Columns> =
+        read_avro_into(&dataset, &file_of(&schema, "null", &[(3, records)])).unwrap();
+    let rejects: Vec<(u64, String)> = (parsed.rejects.iter())
+        .map(|r| (r.line, r.reason.to_string()))
+        .collect();
+    assert_eq!(
+        rejects,
+        [(
+            1,
+            "born 100000000 days since 1970-01-01 is not a date of years 1 to 9999".to_string()
+        )]
+    );
+    assert!(
+        parsed.rejects[0].raw.contains("\"born\":100000000"),
+        "{}",
+        parsed.rejects[0].raw
+    );
+    let (batches, _) = parsed.changes.finish_counted().unwrap();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2);
+}

@@ -200,20 +200,76 @@ pub(crate) fn read_shaped<S: ParquetSink>(
     let plan = schema::plan(dataset, &flat.batch.schema())?;
     let mut parsed: ParsedFile<S> = ParsedFile::empty(dataset);
     let mut rows = 0u64;
+    let debezium = dataset.preset == Some(deltaload_core::spec::Preset::Debezium);
     for batch in batches {
         let batch = batch.map_err(refused)?;
         let flat = crate::debezium::shaped(dataset, batch.clone()).map_err(refused)?;
-        let read = flat
-            .batch
-            .project(&plan.read)
-            .map_err(|e| refused(e.to_string()))?;
-        let debezium = dataset.preset == Some(deltaload_core::spec::Preset::Debezium);
+        let read = (flat.batch.project(&plan.read)).map_err(|e| refused(e.to_string()))?;
+        let problems =
+            with_values(dataset, &plan, &read, (flat.problems, flat.bad)).map_err(refused)?;
+        // A reject shows the record as the file holds it: before it was made
+        // flat, or its values before they were converted.
+        let plain = match !debezium && problems.iter().any(Option::is_some) {
+            true => Some(
+                batch
+                    .project(&plan.read)
+                    .map_err(|e| refused(e.to_string()))?,
+            ),
+            false => None,
+        };
         let given = Given {
-            shown: debezium.then_some(&batch),
-            problems: flat.problems,
+            shown: if debezium {
+                Some(&batch)
+            } else {
+                plain.as_ref()
+            },
+            problems,
         };
         take_batch(dataset, &plan, &read, (rows, &given), &mut parsed).map_err(refused)?;
         rows += batch.num_rows() as u64;
     }
     Ok(parsed)
+}
+
+/// Per row of `read` (the planned columns), its event's problem, else the
+/// first of its bad values, in declared order, that the dataset reads: a
+/// declared column, and for a delete its key or sequence only (as a text
+/// file's reader reads them).
+fn with_values(
+    dataset: &Dataset,
+    plan: &Plan,
+    read: &RecordBatch,
+    (mut problems, bad): (Vec<Option<RejectReason>>, Vec<crate::connect::Bad>),
+) -> Result<Vec<Option<RejectReason>>, String> {
+    if bad.is_empty() {
+        return Ok(problems);
+    }
+    let deletes = match (&dataset.delete_when, plan.delete) {
+        (Some(d), Some(at)) => convert::delete_flags(d, read.column(at).as_ref())?,
+        _ => vec![false; read.num_rows()],
+    };
+    problems.resize(read.num_rows(), None);
+    let declared = dataset.declared();
+    let mut first: Vec<Option<(usize, RejectReason)>> = vec![None; read.num_rows()];
+    for b in bad {
+        let Some(i) = declared.iter().position(|c| c.name == b.column) else {
+            continue;
+        };
+        let skipped =
+            deletes.get(b.row).copied().unwrap_or(false) && !dataset.is_key_or_sequence(i);
+        let slot = first.get_mut(b.row).filter(|_| !skipped);
+        if let Some(slot) = slot.filter(|s| s.as_ref().is_none_or(|(at, _)| i < *at)) {
+            let reason = RejectReason::Column {
+                name: b.column,
+                detail: b.detail,
+            };
+            *slot = Some((i, reason));
+        }
+    }
+    for (p, f) in problems.iter_mut().zip(first) {
+        if p.is_none() {
+            *p = f.map(|(_, reason)| reason);
+        }
+    }
+    Ok(problems)
 }
