@@ -182,8 +182,9 @@ async fn backfill_enqueues_what_the_ledger_lacks_once_and_selects_exactly() {
     let out = serve_once(&stack);
     assert!(
         stdout(&out).starts_with("24 messages, 12 files loaded, 12 skipped"),
-        "{}",
-        stdout(&out)
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
     );
     let second = backfill(&[]);
     assert_eq!(
