@@ -6,27 +6,10 @@
 #![no_main]
 
 use deltaload_core::avro_container::{blocks, header, records};
+use deltaload_core::spec::{ExtraFields, Format};
 use deltaload_core::{Dataset, Spec};
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
-
-const ORDERS: &str = r#"
-[[dataset]]
-name = "orders"
-format = "avro"
-keys = ["order_id"]
-sequence_by = ["updated_at"]
-extra_fields = "ignore"
-columns = [
-    { name = "order_id", type = "bigint" },
-    { name = "customer_id", type = "string" },
-    { name = "status", type = "string" },
-    { name = "amount", type = "decimal(10,2)" },
-    { name = "currency", type = "string" },
-    { name = "ordered_at", type = "timestamp" },
-    { name = "updated_at", type = "timestamp" },
-]
-"#;
 
 const PEOPLE: &str = r#"
 [[dataset]]
@@ -47,10 +30,14 @@ columns = [
 fn datasets() -> &'static [Arc<Dataset>] {
     static SETS: OnceLock<Vec<Arc<Dataset>>> = OnceLock::new();
     SETS.get_or_init(|| {
-        [ORDERS, PEOPLE]
-            .iter()
-            .map(|text| Spec::parse(text, "fuzz.toml").expect("spec").datasets[0].clone())
-            .collect()
+        // The built-in orders dataset, its files Avro.
+        let orders = Dataset {
+            format: Format::Avro,
+            extra_fields: ExtraFields::Ignore,
+            ..(*Dataset::orders()).clone()
+        };
+        let people = Spec::parse(PEOPLE, "fuzz.toml").expect("spec").datasets[0].clone();
+        vec![Arc::new(orders), people]
     })
 }
 

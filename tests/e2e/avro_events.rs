@@ -5,10 +5,9 @@
 //! snapshot's, and a truncated Avro file refused and recorded. Both tables
 //! end as the source table is (the JSON Lines example's rows).
 
-use crate::dataset_events::receive;
-use crate::preset_events::example;
+use crate::preset_events::{example, handled, refused};
 use deltaload_core::Spec;
-use deltaload_lake::{table_rows, Lake, TableName};
+use deltaload_lake::{table_rows, TableName};
 use deltaload_tests::localstack::Stack;
 
 const TOPIC: &str = "dbserver1.inventory.customers";
@@ -45,18 +44,13 @@ async fn avro_and_parquet_sink_files_load_by_offset_and_a_truncated_one_is_refus
     for (key, bytes) in &objects {
         stack.put(key, bytes.clone()).await;
     }
-    let messages = receive(&stack, objects.len()).await;
-    let lake = Lake::open_spec(&stack.lake_root(), &spec).await.unwrap();
-    let handler = stack.handler(lake).await;
-    let report = handler.handle(&messages).await;
-    assert_eq!(report.failures, Vec::<String>::new());
-    let per: Vec<(&str, usize, usize)> = (report.by_dataset.iter())
-        .map(|(name, f)| (name.as_str(), f.loaded, f.refused))
-        .collect();
+    let per = handled(&stack, &spec, objects.len()).await;
     assert_eq!(
         per,
-        [("customers", 2, 1), ("customers_parquet", 2, 0)],
-        "{report:?}"
+        [
+            "customers: 2 loaded, 1 refused",
+            "customers_parquet: 2 loaded, 0 refused"
+        ]
     );
     let root = stack.lake_root();
     for name in ["customers", "customers_parquet"] {
@@ -92,14 +86,13 @@ async fn avro_and_parquet_sink_files_load_by_offset_and_a_truncated_one_is_refus
             "{name}"
         );
     }
-    let ledger = table_rows(&root, &TableName::Ledger, "location, status, reason")
-        .await
-        .unwrap();
-    let refused: Vec<&Vec<String>> = ledger.iter().filter(|r| r[1] == "refused").collect();
-    assert_eq!(refused.len(), 1, "{ledger:?}");
-    assert!(refused[0][0].contains("+1+0000000000.avro"), "{ledger:?}");
+    let refused = refused(&root).await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(refused[0].0.contains("+1+0000000000.avro"), "{refused:?}");
     assert!(
-        refused[0][2].contains("not a readable Avro file: truncated Avro file"),
-        "{ledger:?}"
+        refused[0]
+            .1
+            .contains("not a readable Avro file: truncated Avro file"),
+        "{refused:?}"
     );
 }

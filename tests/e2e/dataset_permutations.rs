@@ -104,9 +104,7 @@ fn record() -> impl Strategy<Value = Record> {
 fn scenario() -> impl Strategy<Value = (Vec<Vec<Record>>, Vec<usize>)> {
     prop::collection::vec(prop::collection::vec(record(), 0..6), 1..4).prop_flat_map(|files| {
         let n = files.len();
-        let order = prop::collection::vec(0..n, 0..3)
-            .prop_map(move |repeats| (0..n).chain(repeats).collect::<Vec<_>>())
-            .prop_shuffle();
+        let order = deltaload_tests::load_order(n);
         (Just(files), order)
     })
 }

@@ -92,52 +92,62 @@ fn shape() -> impl Strategy<Value = Shape> {
     )
 }
 
-/// The sink's files: the snapshot at `start`, then the changes after it,
-/// each event in its key's partition, a partition's records cut at `cuts`.
-fn folder(
-    shape: Shape,
-    changes: &[Change],
-    states: &[BTreeMap<i64, Row>],
-    start: usize,
-    partitions: i64,
+/// The sink's files' records: the snapshot at `start`, then the changes
+/// after it (`record` of each, given its LSN), each in its key's partition,
+/// a delete followed by its tombstone (`None`: it takes an offset whether
+/// or not the sink writes it), a partition's records cut at `cuts`. Per
+/// file: its partition, its start offset and its records.
+pub(crate) fn partition_files<T>(
+    (changes, states): (&[Change], &[BTreeMap<i64, Row>]),
+    (start, partitions): (usize, i64),
     cuts: &[usize],
-) -> Vec<(String, String)> {
+    record: impl Fn(&Change, i64) -> T,
+) -> Vec<(i64, usize, Vec<Option<T>>)> {
     let start = start.min(changes.len());
     let snapshot = states[start].values().map(|r| Change {
         op: "r",
         row: r.clone(),
     });
-    let mut records: BTreeMap<i64, Vec<Option<String>>> = BTreeMap::new();
+    let mut records: BTreeMap<i64, Vec<Option<T>>> = BTreeMap::new();
     for (lsn, change) in snapshot.chain(changes[start..].iter().cloned()).enumerate() {
         let partition = records.entry(change.row.id % partitions).or_default();
-        partition.push(Some(shape.line(&change, 1000 + lsn as i64)));
+        partition.push(Some(record(&change, 1000 + lsn as i64)));
         if change.op == "d" {
-            // A tombstone takes an offset whether or not the sink writes it.
             partition.push(None);
         }
     }
     let mut files = Vec::new();
-    for (p, records) in records {
+    for (p, mut records) in records {
         let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (records.len() + 1)).collect();
         bounds.extend([0, records.len()]);
         bounds.sort();
         bounds.dedup();
-        for pair in bounds.windows(2) {
-            let lines: Vec<&str> = records[pair[0]..pair[1]]
-                .iter()
-                .filter_map(|r| match r {
-                    Some(line) => Some(line.as_str()),
-                    None => shape.tombstones.then_some("null"),
-                })
-                .collect();
-            let name = format!(
-                "topics/{TOPIC}/partition={p}/{TOPIC}+{p}+{:010}.json",
-                pair[0]
-            );
-            files.push((name, lines.join("\n") + "\n"));
+        // The last file first, so that each is split off the end.
+        for pair in bounds.windows(2).rev() {
+            files.push((p, pair[0], records.split_off(pair[0])));
         }
     }
+    files.sort_by_key(|(p, first, _)| (*p, *first));
     files
+}
+
+/// The sink's JSON Lines files, each event a line in `shape`.
+fn folder(
+    shape: Shape,
+    history: (&[Change], &[BTreeMap<i64, Row>]),
+    layout: (usize, i64),
+    cuts: &[usize],
+) -> Vec<(String, String)> {
+    let files = partition_files(history, layout, cuts, |c, lsn| shape.line(c, lsn));
+    (files.into_iter())
+        .map(|(p, first, records)| {
+            let lines: Vec<String> = (records.into_iter())
+                .filter_map(|r| r.or_else(|| shape.tombstones.then(|| "null".to_string())))
+                .collect();
+            let name = format!("topics/{TOPIC}/partition={p}/{TOPIC}+{p}+{first:010}.json");
+            (name, lines.join("\n") + "\n")
+        })
+        .collect()
 }
 
 type Scenario = (Vec<(String, String)>, Vec<Vec<String>>, Vec<usize>);
@@ -148,17 +158,10 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     (shape(), steps, 0usize..12, 1i64..3, cuts).prop_flat_map(
         |(shape, steps, start, partitions, cuts)| {
             let (changes, states) = history(steps);
-            let files = folder(shape, &changes, &states, start, partitions, &cuts);
+            let files = folder(shape, (&changes, &states), (start, partitions), &cuts);
             let last: Vec<Vec<String>> = states[changes.len()].values().map(Row::shown).collect();
             let n = files.len();
-            // A folder may hold no file (no row at the start, no change
-            // after it): then there is nothing to repeat.
-            let order = prop::collection::vec(0..n.max(1), 0..3)
-                .prop_map(move |repeats| {
-                    let repeats = repeats.into_iter().filter(|&i| i < n);
-                    (0..n).chain(repeats).collect::<Vec<_>>()
-                })
-                .prop_shuffle();
+            let order = deltaload_tests::load_order(n);
             (Just(files), Just(last), order)
         },
     )

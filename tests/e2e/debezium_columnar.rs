@@ -8,7 +8,7 @@
 //! partition's events are cut into files named by their start offset; any
 //! load order, with repeats, gives the source table's final rows.
 
-use crate::debezium::{history, row};
+use crate::debezium::{history, partition_files, row};
 use crate::debezium_events::{Change, Row, TOPIC};
 use deltaload_core::Spec;
 use deltaload_lake::{LoadOutcome, TableName};
@@ -81,45 +81,25 @@ fn event(change: &Change, full_before: bool) -> Value {
     }
 }
 
-/// The sink's files: the snapshot at `start`, then the changes after it,
-/// each event in its key's partition (a delete's tombstone takes an offset
-/// the sink does not write), a partition's records cut at `cuts`.
+/// The sink's files of `sink` (`full_before`: a delete's `before` holds the
+/// whole row), as `tests/connect_files.py` takes them.
 fn folder(
     sink: Sink,
-    (changes, states): (&[Change], &[BTreeMap<i64, Row>]),
+    history: (&[Change], &[BTreeMap<i64, Row>]),
     (start, partitions, full_before): (usize, i64, bool),
     cuts: &[usize],
 ) -> Vec<Value> {
-    let start = start.min(changes.len());
-    let snapshot = states[start].values().map(|r| Change {
-        op: "r",
-        row: r.clone(),
+    let files = partition_files(history, (start, partitions), cuts, |c, _| {
+        event(c, full_before)
     });
-    let mut records: BTreeMap<i64, Vec<Option<Value>>> = BTreeMap::new();
-    for change in snapshot.chain(changes[start..].iter().cloned()) {
-        let partition = records.entry(change.row.id % partitions).or_default();
-        partition.push(Some(event(&change, full_before)));
-        if change.op == "d" {
-            partition.push(None);
-        }
-    }
-    let mut files = Vec::new();
-    for (p, records) in records {
-        let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (records.len() + 1)).collect();
-        bounds.extend([0, records.len()]);
-        bounds.sort();
-        bounds.dedup();
-        for pair in bounds.windows(2) {
-            let events: Vec<&Value> = records[pair[0]..pair[1]].iter().flatten().collect();
-            let name = format!(
-                "topics/{TOPIC}/partition={p}/{TOPIC}+{p}+{:010}.{}",
-                pair[0],
-                sink.format()
-            );
-            files.push(json!({"name": name, "first": pair[0], "events": events}));
-        }
-    }
-    files
+    (files.into_iter())
+        .map(|(p, first, records)| {
+            let events: Vec<Value> = records.into_iter().flatten().collect();
+            let ext = sink.format();
+            let name = format!("topics/{TOPIC}/partition={p}/{TOPIC}+{p}+{first:010}.{ext}");
+            json!({"name": name, "first": first, "events": events})
+        })
+        .collect()
 }
 
 /// Writes `files` under `dir` as `sink` would, with `codec` and times in
@@ -159,12 +139,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             let files = folder(sink, (&changes, &states), layout, &cuts);
             let last: Vec<Vec<String>> = states[changes.len()].values().map(Row::shown).collect();
             let n = files.len();
-            let order = prop::collection::vec(0..n.max(1), 0..3)
-                .prop_map(move |repeats| {
-                    let repeats = repeats.into_iter().filter(|&i| i < n);
-                    (0..n).chain(repeats).collect::<Vec<_>>()
-                })
-                .prop_shuffle();
+            let order = deltaload_tests::load_order(n);
             (
                 Just(sink),
                 Just(codec),

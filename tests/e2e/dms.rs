@@ -240,9 +240,7 @@ fn scenario() -> impl Strategy<Value = (bool, Folder, Vec<usize>)> {
     (steps, 0usize..12, reads, cuts, pq).prop_flat_map(|(steps, start, reads, cuts, pq)| {
         let folder = folder(&feed(steps), start, &reads, &cuts, pq);
         let n = folder.files.len();
-        let order = prop::collection::vec(0..n, 0..3)
-            .prop_map(move |repeats| (0..n).chain(repeats).collect::<Vec<_>>())
-            .prop_shuffle();
+        let order = deltaload_tests::load_order(n);
         (Just(pq), Just(folder), order)
     })
 }

@@ -96,9 +96,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
     let action = prop::sample::select(vec!["warn", "drop", "fail"]);
     (files(), [action.clone(), action.clone(), action]).prop_flat_map(|(files, actions)| {
         let n = files.len();
-        let order = prop::collection::vec(0..n, 0..3)
-            .prop_map(move |again| (0..n).chain(again).collect::<Vec<_>>())
-            .prop_shuffle();
+        let order = deltaload_tests::load_order(n);
         let cuts = prop::collection::vec(1usize..4, 1..8);
         (Just(files), Just(actions), order, cuts)
     })

@@ -6,7 +6,7 @@
 
 use crate::dataset_events::receive;
 use deltaload_core::Spec;
-use deltaload_lake::{table_rows, Lake, TableName};
+use deltaload_lake::{table_rows, Lake, LakeRoot, TableName};
 use deltaload_tests::localstack::Stack;
 
 /// The bytes of `path` under examples/.
@@ -55,18 +55,13 @@ async fn a_batch_of_dms_and_debezium_objects_routes_orders_and_refuses_by_preset
             "101,Smith,Bob,2014-06-04,Boston\n",
         )
         .await;
-    let messages = receive(&stack, 6).await;
-    let lake = Lake::open_spec(&stack.lake_root(), &spec).await.unwrap();
-    let handler = stack.handler(lake).await;
-    let report = handler.handle(&messages).await;
-    assert_eq!(report.failures, Vec::<String>::new());
-    let per: Vec<(&str, usize, usize)> = (report.by_dataset.iter())
-        .map(|(name, f)| (name.as_str(), f.loaded, f.refused))
-        .collect();
+    let per = handled(&stack, &spec, 6).await;
     assert_eq!(
         per,
-        [("customers", 2, 0), ("employees", 3, 1)],
-        "{report:?}"
+        [
+            "customers: 2 loaded, 0 refused",
+            "employees: 3 loaded, 1 refused"
+        ]
     );
     let root = stack.lake_root();
     let rows = |name: &str, columns: &'static str| {
@@ -102,17 +97,39 @@ async fn a_batch_of_dms_and_debezium_objects_routes_orders_and_refuses_by_preset
             ],
         ]
     );
-    let ledger = table_rows(&root, &TableName::Ledger, "location, status, reason")
+    let refused = refused(&root).await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].0.ends_with("dms/hr/employee/employees.csv"),
+        "{refused:?}"
+    );
+    assert!(
+        refused[0].1.contains("is not one AWS DMS writes"),
+        "{refused:?}"
+    );
+}
+
+/// The `n` messages waiting in `stack`'s queue handled in one batch by a
+/// handler of `spec`, which must fail none: per dataset, the files loaded
+/// and refused (`customers: 2 loaded, 0 refused`).
+pub(crate) async fn handled(stack: &Stack, spec: &Spec, n: usize) -> Vec<String> {
+    let messages = receive(stack, n).await;
+    let lake = Lake::open_spec(&stack.lake_root(), spec).await.unwrap();
+    let handler = stack.handler(lake).await;
+    let report = handler.handle(&messages).await;
+    assert_eq!(report.failures, Vec::<String>::new(), "{report:?}");
+    (report.by_dataset.iter())
+        .map(|(name, f)| format!("{name}: {} loaded, {} refused", f.loaded, f.refused))
+        .collect()
+}
+
+/// The ledger's refused files under `root`: location and reason.
+pub(crate) async fn refused(root: &LakeRoot) -> Vec<(String, String)> {
+    let ledger = table_rows(root, &TableName::Ledger, "location, status, reason")
         .await
         .unwrap();
-    let refused: Vec<&Vec<String>> = ledger.iter().filter(|r| r[1] == "refused").collect();
-    assert_eq!(refused.len(), 1, "{ledger:?}");
-    assert!(
-        refused[0][0].ends_with("dms/hr/employee/employees.csv"),
-        "{ledger:?}"
-    );
-    assert!(
-        refused[0][2].contains("is not one AWS DMS writes"),
-        "{ledger:?}"
-    );
+    (ledger.into_iter())
+        .filter(|r| r[1] == "refused")
+        .map(|r| (r[0].clone(), r[2].clone()))
+        .collect()
 }

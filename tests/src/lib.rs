@@ -294,6 +294,18 @@ pub fn parquet_bytes(batch: &deltalake::arrow::record_batch::RecordBatch) -> Vec
 }
 
 /// A single-threaded runtime, for a property test's async cases.
+/// A load order of `n` files: each once, up to two loaded again, shuffled.
+pub fn load_order(n: usize) -> impl proptest::strategy::Strategy<Value = Vec<usize>> {
+    use proptest::prelude::*;
+    // A set may hold no file: then there is nothing to load again.
+    prop::collection::vec(0..n.max(1), 0..3)
+        .prop_map(move |again| {
+            let again = again.into_iter().filter(|&i| i < n);
+            (0..n).chain(again).collect::<Vec<_>>()
+        })
+        .prop_shuffle()
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -8,23 +8,6 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use std::sync::Arc;
 use std::time::Instant;
 
-const SPEC: &str = r#"
-[[dataset]]
-name = "orders"
-format = "jsonl"
-keys = ["order_id"]
-sequence_by = ["updated_at"]
-columns = [
-    { name = "order_id", type = "bigint" },
-    { name = "customer_id", type = "string" },
-    { name = "status", type = "string" },
-    { name = "amount", type = "decimal(10,2)" },
-    { name = "currency", type = "string" },
-    { name = "ordered_at", type = "timestamp" },
-    { name = "updated_at", type = "timestamp" },
-]
-"#;
-
 fn schema() -> Arc<Schema> {
     let time = DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into()));
     Arc::new(Schema::new(vec![
@@ -56,8 +39,11 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let bytes = std::fs::read(&args[1]).expect("file");
     let runs: usize = args.get(2).map_or(5, |r| r.parse().expect("runs"));
-    let spec = deltaload_core::Spec::parse(SPEC, "orders.toml").expect("spec");
-    let dataset = spec.datasets[0].clone();
+    // The built-in orders dataset, its files JSON Lines.
+    let dataset = deltaload_core::Dataset {
+        format: deltaload_core::spec::Format::Jsonl,
+        ..(*deltaload_core::Dataset::orders()).clone()
+    };
     let half = bytes[bytes.len() / 2..]
         .iter()
         .position(|&b| b == b'\n')

@@ -236,6 +236,21 @@ fn next_block<'a>(c: &mut Cursor<'a>, sync: &[u8; 16]) -> Result<Block<'a>, Cont
     })
 }
 
+/// Appends Avro `long` `v` to `out` (zig-zag, variable length), as a
+/// container's framing writes its counts and sizes.
+pub fn put_long(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    loop {
+        let byte = (z & 0x7f) as u8;
+        z >>= 7;
+        if z == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
 /// The end of the header in `window` (the file's first bytes); `None` when
 /// the window holds no whole header yet. A window that is no header at all
 /// (or the whole file, `eof`) is taken whole: the reader refuses it.

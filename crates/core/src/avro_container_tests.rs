@@ -6,17 +6,9 @@ use proptest::prelude::*;
 
 /// An Avro `long`.
 fn long(v: i64) -> Vec<u8> {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
     let mut out = Vec::new();
-    loop {
-        let byte = (z & 0x7f) as u8;
-        z >>= 7;
-        if z == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
-    }
+    put_long(&mut out, v);
+    out
 }
 
 fn bytes(b: &[u8]) -> Vec<u8> {

@@ -13,6 +13,33 @@ use chrono_tz::Tz;
 /// Days from 0001-01-01 (chrono's day 1) to 1970-01-01.
 const UNIX_EPOCH_DAYS: i32 = 719_163;
 
+/// The earliest and latest days a table holds: 0001-01-01 and 9999-12-31.
+const TABLE_DAYS: std::ops::RangeInclusive<i64> = -719_162..=2_932_896;
+
+/// `days` since 1970-01-01 as a date a table holds; why not, showing the
+/// value as `text`.
+pub fn epoch_days(days: i64, text: &str) -> Result<i32, String> {
+    match TABLE_DAYS.contains(&days) {
+        true => Ok(days as i32),
+        false => Err(format!(
+            "{text} days since 1970-01-01 is not a date of years 1 to 9999"
+        )),
+    }
+}
+
+/// `micros` since the epoch (`None`: beyond 64 bits) as a time a table
+/// holds; why not, showing the value as `text`.
+pub fn epoch_micros(micros: Option<i64>, text: &str) -> Result<i64, String> {
+    const DAY: i64 = 86_400_000_000;
+    let range = TABLE_DAYS.start() * DAY..=(TABLE_DAYS.end() + 1) * DAY - 1;
+    match micros {
+        Some(m) if range.contains(&m) => Ok(m),
+        _ => Err(format!(
+            "{text} is not a time of years 1 to 9999 since the epoch"
+        )),
+    }
+}
+
 /// A `date` column's text as days since 1970-01-01.
 pub fn parse_day(s: &str, format: Option<&str>) -> Result<i32, String> {
     let date = match format {

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use arrow_avro::codec::Tz;
 use arrow_avro::reader::ReaderBuilder;
 use arrow_schema::SchemaRef;
-use deltaload_core::avro_container::{Header, MAGIC};
+use deltaload_core::avro_container::{put_long, Header, MAGIC};
 use std::io::Read;
 
 /// The decoder of a file's blocks: its header as an uncompressed container.
@@ -36,14 +36,14 @@ impl Blocks {
                 ("avro.schema", schema.as_slice()),
             ])
             .collect();
-        long(&mut head, entries.len() as i64);
+        put_long(&mut head, entries.len() as i64);
         for (k, v) in entries {
-            long(&mut head, k.len() as i64);
+            put_long(&mut head, k.len() as i64);
             head.extend_from_slice(k.as_bytes());
-            long(&mut head, v.len() as i64);
+            put_long(&mut head, v.len() as i64);
             head.extend_from_slice(v);
         }
-        long(&mut head, 0);
+        put_long(&mut head, 0);
         head.extend_from_slice(&header.sync);
         Self {
             head,
@@ -61,8 +61,8 @@ impl Blocks {
     /// The `count` records of a block whose expanded bytes are `data`.
     pub fn decode(&self, count: usize, data: &[u8]) -> Result<RecordBatch, String> {
         let mut frame = Vec::with_capacity(20);
-        long(&mut frame, count as i64);
-        long(&mut frame, data.len() as i64);
+        put_long(&mut frame, count as i64);
+        put_long(&mut frame, data.len() as i64);
         let stream = (self.head.as_slice())
             .chain(frame.as_slice())
             .chain(data)
@@ -120,18 +120,4 @@ fn builder(batch_size: usize) -> ReaderBuilder {
     ReaderBuilder::new()
         .with_batch_size(batch_size)
         .with_tz(Tz::Utc)
-}
-
-/// An Avro `long` (zig-zag, variable length) appended to `out`.
-fn long(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    loop {
-        let byte = (z & 0x7f) as u8;
-        z >>= 7;
-        if z == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::Columns;
+use deltaload_core::avro_container::put_long as long;
 use deltaload_core::Spec;
 use std::sync::Arc;
 
@@ -20,19 +21,6 @@ columns = [{ name = "id", type = "bigint" }, { name = "name", type = "string" }]
 
 const SCHEMA: &str = r#"{"type":"record","name":"p","fields":[{"name":"id","type":"long"},{"name":"name","type":["null","string"]}]}"#;
 const SYNC: [u8; 16] = *b"0123456789abcdef";
-
-fn long(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    loop {
-        let byte = (z & 0x7f) as u8;
-        z >>= 7;
-        if z == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
 
 fn bytes(out: &mut Vec<u8>, b: &[u8]) {
     long(out, b.len() as i64);

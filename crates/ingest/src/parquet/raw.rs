@@ -194,7 +194,7 @@ fn decimal_at(array: &dyn Array, i: usize) -> Option<String> {
 
 /// An integer's text (`-` and digits) read at `scale`: `("-1234", 2)` is
 /// `-12.34`, `("5", -2)` is `500`.
-pub(super) fn decimal_text(digits: &str, scale: i8) -> String {
+pub(crate) fn decimal_text(digits: &str, scale: i8) -> String {
     let (sign, digits) = match digits.strip_prefix('-') {
         Some(d) => ("-", d),
         None => ("", digits),

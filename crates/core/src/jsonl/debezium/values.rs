@@ -57,17 +57,9 @@ fn decimal(text: &str, precision: u8, scale: u8) -> Result<Scalar<'static>, Stri
     parse_decimal(text, precision, scale).map(Scalar::Decimal)
 }
 
-/// The earliest and latest days a table holds: 0001-01-01 and 9999-12-31.
-const DAYS: std::ops::RangeInclusive<i64> = -719_162..=2_932_896;
-
 fn days(text: &str) -> Result<Scalar<'static>, String> {
     let n = parse_integer(text, 32)?;
-    match DAYS.contains(&n) {
-        true => Ok(Scalar::Date(n as i32)),
-        false => Err(format!(
-            "{text} days since 1970-01-01 is not a date of years 1 to 9999"
-        )),
-    }
+    crate::time::epoch_days(n, text).map(Scalar::Date)
 }
 
 fn instant(text: &str, hint: Hint) -> Result<Scalar<'static>, String> {
@@ -77,13 +69,7 @@ fn instant(text: &str, hint: Hint) -> Result<Scalar<'static>, String> {
         Hint::Logical(Logical::Nanos) => Some(n.div_euclid(1000)),
         _ => Some(n),
     };
-    let range = DAYS.start() * 86_400_000_000..=(DAYS.end() + 1) * 86_400_000_000 - 1;
-    match micros {
-        Some(m) if range.contains(&m) => Ok(Scalar::Timestamp(m)),
-        _ => Err(format!(
-            "{text} is not a time of years 1 to 9999 since the epoch"
-        )),
-    }
+    crate::time::epoch_micros(micros, text).map(Scalar::Timestamp)
 }
 
 /// The decimal text of base64 `text` (an unscaled big-endian two's

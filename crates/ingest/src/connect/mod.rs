@@ -8,11 +8,16 @@
 //! column is a reject, not the whole file refused. Every other column is
 //! left as it is.
 
+mod parquet_schema;
+
+use crate::parquet::raw::decimal_text;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Date32Array, RecordBatch, StringArray};
 use arrow_buffer::i256;
 use arrow_schema::{DataType, Field, Schema};
+use deltaload_core::time::{epoch_days, epoch_micros};
+pub(crate) use parquet_schema::{annotated, with_schema};
 use std::sync::Arc;
 
 /// The annotation of a field that changes how its values read.
@@ -123,68 +128,34 @@ pub(crate) fn normalize(batch: RecordBatch) -> Result<(RecordBatch, Vec<Bad>), S
     Ok((batch, bad_values))
 }
 
-/// The earliest and latest days a table holds: 0001-01-01 and 9999-12-31.
-const DAYS: std::ops::RangeInclusive<i64> = -719_162..=2_932_896;
-const MICROS_PER_DAY: i64 = 86_400_000_000;
-
 /// `array` converted, when its field says so, and the rows whose value
 /// has no meaning (null in the array converted), with why.
 fn column(field: &Field, array: &ArrayRef) -> Option<(ArrayRef, Vec<(usize, String)>)> {
     let mut bad = Vec::new();
     if let DataType::Decimal256(_, scale) = array.data_type() {
         let values = array.as_primitive::<arrow_array::types::Decimal256Type>();
-        let text = values.iter().map(|v| v.map(|v| scaled(v, *scale as i32)));
+        let text = values
+            .iter()
+            .map(|v| v.map(|v| decimal_text(&v.to_string(), *scale)));
         return Some((Arc::new(text.collect::<StringArray>()), bad));
     }
-    let micros = DAYS.start() * MICROS_PER_DAY..=(DAYS.end() + 1) * MICROS_PER_DAY - 1;
-    let mut time = |to_micros: fn(i64) -> Option<i64>| -> ArrayRef {
-        let values = array.as_primitive::<Int64Type>().iter().enumerate();
-        let out = values.map(|(row, v)| {
-            let v = v?;
-            let us = to_micros(v).filter(|us| micros.contains(us));
-            if us.is_none() {
-                bad.push((
-                    row,
-                    format!("{v} is not a time of years 1 to 9999 since the epoch"),
-                ));
-            }
-            us
-        });
-        let out: arrow_array::TimestampMicrosecondArray = out.collect();
-        Arc::new(out.with_timezone("UTC"))
-    };
     let converted: ArrayRef = match meaning(field)? {
         Meaning::Days => {
             let days = array.as_primitive::<Int32Type>().iter().enumerate();
             let out = days.map(|(row, d)| {
-                let d = d?;
-                let fits = DAYS.contains(&i64::from(d));
-                if !fits {
-                    bad.push((
-                        row,
-                        format!("{d} days since 1970-01-01 is not a date of years 1 to 9999"),
-                    ));
-                }
-                fits.then_some(d)
+                let d = i64::from(d?);
+                kept(&mut bad, row, epoch_days(d, &d.to_string()))
             });
             Arc::new(out.collect::<Date32Array>())
         }
-        Meaning::Millis => time(|ms| ms.checked_mul(1000)),
-        Meaning::Micros => time(Some),
-        Meaning::Nanos => time(|ns| Some(ns.div_euclid(1000))),
+        Meaning::Millis => times(array, &mut bad, |ms| ms.checked_mul(1000)),
+        Meaning::Micros => times(array, &mut bad, Some),
+        Meaning::Nanos => times(array, &mut bad, |ns| Some(ns.div_euclid(1000))),
         Meaning::Unscaled(scale) => {
             let bytes = array.as_binary::<i32>().iter().enumerate();
             let text = bytes.map(|(row, b)| {
                 let b = b?;
-                if b.is_empty() || b.len() > 32 {
-                    let detail = format!(
-                        "holds {} bytes, expected 1 to 32 (an unscaled decimal)",
-                        b.len()
-                    );
-                    bad.push((row, detail));
-                    return None;
-                }
-                Some(unscaled(b, scale as i32))
+                kept(&mut bad, row, unscaled(b, scale))
             });
             Arc::new(text.collect::<StringArray>())
         }
@@ -200,154 +171,43 @@ fn column(field: &Field, array: &ArrayRef) -> Option<(ArrayRef, Vec<(usize, Stri
     Some((converted, bad))
 }
 
-/// Big-endian two's-complement `bytes` (1 to 32 of them) at `scale` as
-/// decimal text.
-fn unscaled(bytes: &[u8], scale: i32) -> String {
-    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
-    let mut wide = [fill; 32];
+/// The value of `checked` (`None` for a value no table holds, whose row
+/// and why go to `bad`).
+fn kept<T>(bad: &mut Vec<(usize, String)>, row: usize, checked: Result<T, String>) -> Option<T> {
+    checked.map_err(|why| bad.push((row, why))).ok()
+}
+
+/// `array`'s integers, made microseconds by `to_micros`, as times in UTC;
+/// those no table holds null, their rows and why in `bad`.
+fn times(
+    array: &ArrayRef,
+    bad: &mut Vec<(usize, String)>,
+    to_micros: fn(i64) -> Option<i64>,
+) -> ArrayRef {
+    let values = array.as_primitive::<Int64Type>().iter().enumerate();
+    let out = values.map(|(row, v)| {
+        let v = v?;
+        kept(bad, row, epoch_micros(to_micros(v), &v.to_string()))
+    });
+    let out: arrow_array::TimestampMicrosecondArray = out.collect();
+    Arc::new(out.with_timezone("UTC"))
+}
+
+/// Big-endian two's-complement `bytes` at `scale` (at most 38) as decimal
+/// text; why not, for no bytes or more than 32.
+fn unscaled(bytes: &[u8], scale: u32) -> Result<String, String> {
+    let Some(&first) = bytes.first().filter(|_| bytes.len() <= 32) else {
+        return Err(format!(
+            "holds {} bytes, expected 1 to 32 (an unscaled decimal)",
+            bytes.len()
+        ));
+    };
+    let mut wide = [if first & 0x80 != 0 { 0xff } else { 0 }; 32];
     wide[32 - bytes.len()..].copy_from_slice(bytes);
-    scaled(i256::from_be_bytes(wide), scale)
-}
-
-/// `value` at `scale` as decimal text: 12345 at 2 is `123.45`.
-fn scaled(value: i256, scale: i32) -> String {
-    let digits = value.to_string();
-    let (sign, digits) = match digits.strip_prefix('-') {
-        Some(d) => ("-", d.to_string()),
-        None => ("", digits),
-    };
-    if scale <= 0 {
-        let zeros = "0".repeat(scale.unsigned_abs() as usize);
-        return format!("{sign}{digits}{zeros}");
-    }
-    let scale = scale as usize;
-    let padded = format!("{digits:0>width$}", width = scale + 1);
-    let (int, frac) = padded.split_at(padded.len() - scale);
-    format!("{sign}{int}.{frac}")
-}
-
-/// The file's Arrow `schema` with the annotations of the Avro schema a
-/// Parquet writer of Avro records (parquet-avro, as Kafka Connect's
-/// ParquetFormat uses) keeps in the key `parquet.avro.schema`, nested
-/// records included; `schema` as it is without one.
-pub(crate) fn annotated(
-    metadata: &parquet::file::metadata::ParquetMetaData,
-    schema: &arrow_schema::SchemaRef,
-) -> arrow_schema::SchemaRef {
-    let kv = metadata.file_metadata().key_value_metadata();
-    let avro = (kv.into_iter().flatten())
-        .find(|kv| kv.key == "parquet.avro.schema")
-        .and_then(|kv| kv.value.as_deref())
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
-    let Some(avro) = avro else {
-        return schema.clone();
-    };
-    let mut named = Named::default();
-    named.collect(&avro, "");
-    let fields: Vec<Field> = (schema.fields().iter())
-        .map(|f| annotate(f, named.field(&avro, f.name()), &named))
-        .collect();
-    Arc::new(Schema::new(fields))
-}
-
-/// An Avro schema's named types, by full name and by name alone.
-#[derive(Default)]
-struct Named<'a>(std::collections::HashMap<String, &'a serde_json::Value>);
-
-impl<'a> Named<'a> {
-    /// Every named type within `value`, under the enclosing `namespace`.
-    fn collect(&mut self, value: &'a serde_json::Value, namespace: &str) {
-        let mut namespace = namespace.to_string();
-        if let Some(map) = value.as_object() {
-            let name = map.get("name").and_then(|n| n.as_str());
-            if let (Some(name), true) = (name, map.get("type").is_some_and(|t| t.is_string())) {
-                let ns = map.get("namespace").and_then(|n| n.as_str());
-                let full = match (name.contains('.'), ns.unwrap_or(&namespace)) {
-                    (true, _) | (false, "") => name.to_string(),
-                    (false, ns) => format!("{ns}.{name}"),
-                };
-                namespace = full.rsplit_once('.').map_or("", |(n, _)| n).to_string();
-                let short = full.rsplit('.').next().unwrap_or(&full).to_string();
-                self.0.insert(full, value);
-                self.0.entry(short).or_insert(value);
-            }
-        }
-        match value {
-            serde_json::Value::Array(items) => {
-                items.iter().for_each(|v| self.collect(v, &namespace))
-            }
-            serde_json::Value::Object(map) => {
-                map.values().for_each(|v| self.collect(v, &namespace))
-            }
-            _ => {}
-        }
-    }
-
-    /// The type of field `name` of record schema `record` (the other
-    /// branch of a union with null; a named type's definition).
-    fn field(&self, record: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
-        let fields = record.get("fields")?.as_array()?;
-        let field = fields
-            .iter()
-            .find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))?;
-        let ty = field.get("type")?;
-        let ty = match ty.as_array() {
-            Some(branches) => branches.iter().find(|b| b.as_str() != Some("null"))?,
-            None => ty,
-        };
-        match ty.as_str() {
-            Some(reference) => self.0.get(reference).copied(),
-            None => Some(ty),
-        }
-    }
-}
-
-/// `field` with the annotations of Avro type `ty` (and its record's fields').
-fn annotate(field: &Field, ty: Option<&serde_json::Value>, named: &Named<'_>) -> Field {
-    let Some(obj) = ty.and_then(|t| t.as_object()) else {
-        return field.clone();
-    };
-    let mut md = field.metadata().clone();
-    for key in ["connect.name", "connect.parameters", "logicalType"] {
-        if let Some(v) = obj.get(key) {
-            md.insert(key.to_string(), v.to_string());
-        }
-    }
-    let dt = match field.data_type() {
-        DataType::Struct(children) => DataType::Struct(
-            (children.iter())
-                .map(|c| annotate(c, ty.and_then(|t| named.field(t, c.name())), named))
-                .collect(),
-        ),
-        other => other.clone(),
-    };
-    Field::new(field.name(), dt, field.is_nullable()).with_metadata(md)
-}
-
-/// `batch` under `schema` (its own, with annotations in the metadata).
-pub(crate) fn with_schema(
-    batch: RecordBatch,
-    schema: &arrow_schema::SchemaRef,
-) -> Result<RecordBatch, String> {
-    if batch.schema().fields().len() != schema.fields().len() {
-        return Err("a row group has columns other than the file's".to_string());
-    }
-    let arrays = (batch.columns().iter().zip(schema.fields()))
-        .map(|(a, f)| retyped(a, f))
-        .collect::<Result<Vec<_>, _>>()?;
-    RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())
-}
-
-/// `array` as `field` types it (a record's fields annotated).
-fn retyped(array: &ArrayRef, field: &Field) -> Result<ArrayRef, String> {
-    let (DataType::Struct(fields), Some(s)) = (field.data_type(), array.as_struct_opt()) else {
-        return Ok(array.clone());
-    };
-    let children = (s.columns().iter().zip(fields))
-        .map(|(a, f)| retyped(a, f))
-        .collect::<Result<Vec<_>, _>>()?;
-    let s = arrow_array::StructArray::try_new(fields.clone(), children, s.nulls().cloned());
-    Ok(Arc::new(s.map_err(|e| e.to_string())?))
+    Ok(decimal_text(
+        &i256::from_be_bytes(wide).to_string(),
+        scale as i8,
+    ))
 }
 
 #[cfg(test)]
